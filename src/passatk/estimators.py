@@ -47,7 +47,7 @@ def _int_array(x, name: str) -> np.ndarray:
         if bad.any():
             idx = tuple(int(i) for i in np.argwhere(bad)[0])
             where = f" at index {idx[0] if len(idx) == 1 else idx}" if arr.ndim else ""
-            raise ValueError(f"`{name}` must hold whole numbers; got {name}={arr[idx]!r}{where}.")
+            raise ValueError(f"`{name}` must hold whole numbers; got {name}={arr[idx].item()!r}{where}.")
     out = arr.astype(np.int64)
     if (out < 0).any():
         idx = tuple(int(i) for i in np.argwhere(out < 0)[0])

@@ -89,7 +89,7 @@ class Results:
             raise ValueError(f"`task_ids` must be a non-empty 1-D sequence; got shape {ids.shape}.")
         if len(set(ids.tolist())) != ids.size:
             uniq, counts = np.unique(ids, return_counts=True)
-            raise ValueError(f"`task_ids` must be unique; {uniq[counts > 1][0]!r} appears {counts.max()} times.")
+            raise ValueError(f"`task_ids` must be unique; {str(uniq[counts > 1][0])!r} appears {counts.max()} times.")
         n, c = _counts_iv(self.n, self.c, ids.tolist())
         if n.shape != ids.shape:
             raise ValueError(f"`n` and `c` need one entry per task id ({ids.size}); got shape {n.shape}.")
@@ -100,7 +100,7 @@ class Results:
             outs = tuple(np.asarray(o, dtype=bool) for o in self.outcomes)
             for i, o in enumerate(outs):
                 if o.size != n[i] or int(o.sum()) != c[i]:
-                    raise ValueError(f"outcomes of {ids[i]!r} do not match n={n[i]}, c={c[i]}.")
+                    raise ValueError(f"outcomes of {str(ids[i])!r} do not match n={n[i]}, c={c[i]}.")
             object.__setattr__(self, "outcomes", outs)
 
     def __len__(self) -> int:
