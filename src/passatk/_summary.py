@@ -1,0 +1,421 @@
+"""A benchmark's pass@k with its standard error, interval and variance split (:func:`summarize`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from passatk.estimators import _ks_iv
+from passatk.results import Results
+from passatk.uncertainty import ConfidenceInterval, variance_estimate
+
+__all__ = ["Summary", "summarize", "METHODS", "TARGETS"]
+
+METHODS = ("t", "normal", "percentile", "bca")
+TARGETS = ("population", "fixed")
+
+
+# --------------------------------------------------------------------------- #
+# validation helpers, shared with the comparison module
+# --------------------------------------------------------------------------- #
+def _level_iv(level, name: str = "level") -> float:
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or not 0 < level < 1:
+        raise ValueError(f"`{name}` must be a number strictly between 0 and 1, e.g. 0.95; got {name}={level!r}.")
+    return float(level)
+
+
+def _method_iv(method, target: str) -> str:
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {', '.join(map(repr, METHODS))}; got method={method!r}.")
+    if target == "fixed":
+        if method not in ("t", "normal"):
+            raise ValueError(
+                f"method={method!r} resamples problems, which targets the wider population of problems; "
+                "with target='fixed' use method='normal'."
+            )
+        return "normal"  # a sum of N within-problem variances: no small-sample t
+    return method
+
+
+def _cluster_iv(cluster, task_ids: np.ndarray) -> np.ndarray | None:
+    """Cluster labels aligned with ``task_ids`` as integer codes 0..G-1, or None."""
+    if cluster is None:
+        return None
+    if isinstance(cluster, Mapping):
+        missing = [t for t in task_ids.tolist() if t not in cluster]
+        if missing:
+            raise ValueError(f"`cluster` has no entry for task {missing[0]!r} ({len(missing)} tasks missing).")
+        labels = [cluster[t] for t in task_ids.tolist()]
+    else:
+        labels = list(cluster)
+        if len(labels) != task_ids.size:
+            raise ValueError(
+                f"`cluster` needs one label per problem ({task_ids.size}); got {len(labels)} labels."
+            )
+    _, codes = np.unique(np.asarray([str(x) for x in labels]), return_inverse=True)
+    return codes.ravel()
+
+
+def _quantile(confidence_level: float, method: str, df: int) -> float:
+    """Two-sided critical value: Student t with ``df`` degrees of freedom, or normal."""
+    from scipy import stats
+
+    upper = 0.5 + confidence_level / 2
+    return float(stats.norm.ppf(upper) if method == "normal" else stats.t.ppf(upper, df))
+
+
+def _symmetric_interval(estimate, se, crit: float) -> ConfidenceInterval:
+    """``estimate ± crit·se``, clipped to [0, 1] where pass@k lives."""
+    return ConfidenceInterval(np.clip(estimate - crit * se, 0.0, 1.0), np.clip(estimate + crit * se, 0.0, 1.0))
+
+
+# --------------------------------------------------------------------------- #
+# kernels on a (N, K) matrix of per-problem values
+# --------------------------------------------------------------------------- #
+def _unit_sums(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per resampling unit (problem or cluster): the sum of values (G, K) and the size (G,)."""
+    if codes is None:
+        return values, np.ones(values.shape[0])
+    sums = np.zeros((int(codes.max()) + 1, values.shape[1]))
+    np.add.at(sums, codes, values)
+    return sums, np.bincount(codes).astype(np.float64)
+
+
+def _robust_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray, int]:
+    r"""SE of the column means from the spread between units, and its degrees of freedom.
+
+    Without clusters this is :math:`S/\sqrt N`.  With G clusters it is the
+    cluster-robust (CR1) :math:`\sqrt{\tfrac{G}{G-1}\sum_g E_g^2}/N`, where
+    :math:`E_g` sums the residuals of cluster g; one problem per cluster
+    gives back :math:`S/\sqrt N`.
+    """
+    resid = values - values.mean(axis=0)
+    sums, _ = _unit_sums(resid, codes)
+    g = sums.shape[0]
+    return np.sqrt(g / (g - 1) * (sums**2).sum(axis=0)) / values.shape[0], g - 1
+
+
+def _bootstrap(values, codes, confidence_level, method, n_resamples, rng):
+    """Percentile or BCa interval of the column means, resampling whole problems or clusters.
+
+    Returns the interval and the (n_resamples, K) bootstrap distribution.
+    """
+    from scipy import stats
+
+    sums, sizes = _unit_sums(values, codes)
+    g = sizes.size
+    weights = rng.multinomial(g, np.full(g, 1.0 / g), size=n_resamples).astype(np.float64)
+    dist = (weights @ sums) / (weights @ sizes)[:, None]
+    tail = (1 - confidence_level) / 2
+    if method == "percentile":
+        lo, hi = np.quantile(dist, [tail, 1 - tail], axis=0)
+        return ConfidenceInterval(lo, hi), dist
+    # BCa (Efron 1987): bias from the share of resamples below the estimate,
+    # acceleration from the leave-one-unit-out jackknife.
+    theta = values.mean(axis=0)
+    below = ((dist < theta).sum(axis=0) + 0.5 * (dist == theta).sum(axis=0)) / n_resamples
+    z0 = stats.norm.ppf(below)
+    jack = (sums.sum(axis=0) - sums) / (sizes.sum() - sizes)[:, None]
+    d = jack.mean(axis=0) - jack
+    with np.errstate(invalid="ignore", divide="ignore"):
+        accel = (d**3).sum(axis=0) / (6.0 * ((d**2).sum(axis=0)) ** 1.5)
+    accel = np.nan_to_num(accel)
+    lo, hi = np.empty_like(theta), np.empty_like(theta)
+    for j in range(theta.size):
+        if np.ptp(dist[:, j]) == 0:  # every resample equal: nothing to adjust
+            lo[j] = hi[j] = dist[0, j]
+            continue
+        z = stats.norm.ppf([tail, 1 - tail])
+        adj = stats.norm.cdf(z0[j] + (z0[j] + z) / (1 - accel[j] * (z0[j] + z)))
+        lo[j], hi[j] = np.quantile(dist[:, j], adj)
+    return ConfidenceInterval(lo, hi), dist
+
+
+# --------------------------------------------------------------------------- #
+# result
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True)
+class Summary:
+    r"""pass@k of one model over a benchmark, with its uncertainty.
+
+    Attributes
+    ----------
+    ks : tuple of int
+        The k values; every array below has one entry per k.
+    estimate : ndarray
+        Mean of the per-problem unbiased estimates.
+    se : ndarray
+        Standard error of ``estimate`` for the chosen ``target``.
+    ci : ConfidenceInterval
+        The interval at ``level`` by ``method`` (arrays over ``ks``).
+    var_between : ndarray
+        Part of the squared SE due to problems differing from each other:
+        :math:`S^2/N - \sum_i \hat V_i/N^2`, floored at 0 (NaN where
+        ``var_within`` is).
+    var_within : ndarray
+        Part due to finite samples within each problem,
+        :math:`\sum_i \hat V_i / N^2` with :math:`\hat V_i` from
+        :func:`passatk.variance_estimate`; NaN for a k with some ``n < 2k``.
+    problems, samples : int
+        Problems and total samples.
+    level : float
+        Confidence level of ``ci``.
+    method : str
+        Interval method: ``"t"``, ``"normal"``, ``"percentile"`` or ``"bca"``.
+    target : str
+        ``"population"`` or ``"fixed"`` (see :func:`summarize`).
+    clusters : int or None
+        Number of clusters when a clustered SE was asked for.
+    name : str
+        The model's name.
+    per_problem : ndarray, shape (N, K)
+        The per-problem estimates.
+    bootstrap_distribution : ndarray or None, shape (n_resamples, K)
+        The resampled means behind a bootstrap ``ci``.
+
+    Methods
+    -------
+    confidence_interval(confidence_level=0.95, method=None)
+        The interval at another level or by another method.
+    to_dict()
+        The ``passatk score --json`` record.
+    """
+
+    ks: tuple[int, ...]
+    estimate: np.ndarray
+    se: np.ndarray
+    ci: ConfidenceInterval
+    var_between: np.ndarray
+    var_within: np.ndarray
+    problems: int
+    samples: int
+    level: float
+    method: str
+    target: str
+    clusters: int | None = None
+    name: str = ""
+    per_problem: np.ndarray = field(default=None, repr=False)
+    bootstrap_distribution: np.ndarray | None = field(default=None, repr=False)
+    _codes: np.ndarray | None = field(default=None, repr=False)
+    _n_resamples: int = field(default=2000, repr=False)
+    _seed: object = field(default=None, repr=False)
+
+    def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
+        """The interval of ``estimate`` at ``confidence_level`` by ``method`` (default: this summary's).
+
+        Bootstrap methods reuse the seed given to :func:`summarize`, so the
+        same call gives the same interval.
+        """
+        confidence_level = _level_iv(confidence_level, "confidence_level")
+        method = _method_iv(self.method if method is None else method, self.target)
+        if method in ("percentile", "bca"):
+            rng = np.random.default_rng(self._seed)
+            return _bootstrap(self.per_problem, self._codes, confidence_level, method, self._n_resamples, rng)[0]
+        df = (self.clusters or self.problems) - 1
+        return _symmetric_interval(self.estimate, self.se, _quantile(confidence_level, method, df))
+
+    def to_dict(self) -> dict:
+        """The ``--json`` record: problems, samples and, per k, estimate, se, ci and the variance split."""
+        return {
+            "problems": self.problems,
+            "samples": self.samples,
+            "level": self.level,
+            "method": self.method,
+            "target": self.target,
+            "pass_at_k": {
+                str(k): {
+                    "estimate": _num(self.estimate[j]),
+                    "se": _num(self.se[j]),
+                    "ci": [_num(self.ci.low[j]), _num(self.ci.high[j])],
+                    "var_between": _num(self.var_between[j]),
+                    "var_within": _num(self.var_within[j]),
+                }
+                for j, k in enumerate(self.ks)
+            },
+        }
+
+
+def _num(x) -> float | None:
+    """A float for JSON, None for NaN."""
+    return None if np.isnan(x) else float(x)
+
+
+# --------------------------------------------------------------------------- #
+# public function
+# --------------------------------------------------------------------------- #
+def summarize(
+    results: Results,
+    ks: int | Sequence[int],
+    level: float = 0.95,
+    *,
+    method: str = "t",
+    target: str = "population",
+    cluster: Sequence | Mapping | None = None,
+    n_resamples: int = 2000,
+    seed: int | np.random.Generator | None = None,
+) -> Summary:
+    r"""Benchmark pass@k for each k with its standard error, confidence interval and variance split.
+
+    With per-problem unbiased estimates :math:`\hat\rho_i` of N problems,
+
+    .. math::
+
+        \hat\mu = \frac1N\sum_i \hat\rho_i, \qquad
+        \mathrm{SE}_\text{population} = \frac{S}{\sqrt N}, \qquad
+        \mathrm{SE}_\text{fixed} = \frac1N\sqrt{\textstyle\sum_i \hat V_i},
+
+    with :math:`S^2` the sample variance of the :math:`\hat\rho_i` and
+    :math:`\hat V_i` the unbiased within-problem variance estimate
+    (:func:`passatk.variance_estimate`).
+
+    Parameters
+    ----------
+    results : Results
+        One model's per-problem counts.
+    ks : int or sequence of int
+        The k values, each ``<= n`` of every problem.
+    level : float, default 0.95
+        Confidence level of the interval.
+    method : {"t", "normal", "percentile", "bca"}, default "t"
+        ``"t"``: Student t with N-1 degrees of freedom (G-1 with clusters);
+        ``"normal"``: z (always, for the fixed target); ``"percentile"`` and ``"bca"``: bootstrap over
+        problems (or over clusters), percentile or bias-corrected and
+        accelerated.
+    target : {"population", "fixed"}, default "population"
+        What the interval is about; see Notes.
+    cluster : sequence or mapping, optional
+        A cluster label per problem (aligned with ``results.task_ids``, or
+        ``{task_id: label}``).  Problems sharing a label (variants of one
+        task, problems from one source) are treated as one unit: the SE is
+        cluster-robust (CR1) and bootstraps resample clusters.
+    n_resamples : int, default 2000
+        Bootstrap resamples.
+    seed : int or numpy.random.Generator, optional
+        Seeds the bootstrap; global numpy state is never used.
+
+    Returns
+    -------
+    Summary
+
+    Raises
+    ------
+    ValueError
+        If some ``k`` exceeds a problem's ``n`` (naming it), the population
+        target has fewer than 2 problems (or clusters), the fixed target has
+        a problem with ``n < 2k``, or an option is out of range.
+    TypeError
+        If ``results`` is not a :class:`Results`.
+
+    See Also
+    --------
+    passatk.compare : paired comparison of two models on the same problems.
+    passatk.variance_estimate : the per-problem :math:`\hat V_i`.
+
+    Notes
+    -----
+    Two questions, two standard errors.
+
+    *Population* (default): the problems are a sample from a wider
+    population of similar problems, and the interval is about the mean
+    pass@k over that population.  Problems are independent draws, so
+    :math:`S^2/N` estimates the variance of the mean, and it already holds
+    the sampling noise within each problem (:math:`E[S^2]` is the spread of
+    the true pass@k plus the average within-problem variance).
+
+    *Fixed*: the N problems are the object of interest, and the only noise
+    is which samples the model happened to draw.  Then the variance of the
+    mean is :math:`\sum_i V_i/N^2`, estimated without bias when every
+    problem has ``n >= 2k``; the interval is normal.  It is much narrower
+    and says nothing about other problems.  The t and normal intervals are
+    clipped to [0, 1].
+
+    ``var_within`` and ``var_between`` split the population :math:`S^2/N`
+    into those two parts.  Bootstrap intervals resample whole problems (or
+    clusters), never the samples of one problem.  How often each interval
+    covers the truth, measured by simulation, is in the README
+    (``benchmarks/ci_coverage.py``): with at least 50 problems the t
+    interval is within a point of its nominal level unless pass@k is pinned
+    near 0 or 1.
+
+    References
+    ----------
+    .. [1] B. Efron, "Better bootstrap confidence intervals", J. Amer.
+           Statist. Assoc. 82(397), 1987 (BCa).
+    .. [2] A. C. Cameron, D. L. Miller, "A practitioner's guide to
+           cluster-robust inference", J. Human Resources 50(2), 2015 (CR1).
+    .. [3] E. Miller, "Adding error bars to evals", arXiv:2411.00640, 2024.
+
+    Examples
+    --------
+    >>> from passatk import Results, summarize
+    >>> res = Results.from_counts(["a", "b", "c", "d"], [10, 10, 10, 10], [3, 0, 10, 5])
+    >>> s = summarize(res, [1, 2])
+    >>> s.estimate.round(4).tolist(), s.se.round(4).tolist()
+    ([0.45, 0.5778], [0.2102, 0.2149])
+    >>> ci = s.confidence_interval(0.9)
+    >>> round(float(ci.low[0]), 4), round(float(ci.high[0]), 4)
+    (0.0, 0.9446)
+    """
+    if not isinstance(results, Results):
+        raise TypeError(f"`results` must be a passatk.Results (see passatk.load_results); got {type(results).__name__}.")
+    if target not in TARGETS:
+        raise ValueError(f"`target` must be 'population' or 'fixed'; got target={target!r}.")
+    level = _level_iv(level)
+    method = _method_iv(method, target)
+    ks_arr, _ = _ks_iv(ks)
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 100:
+        raise ValueError(f"`n_resamples` must be an integer >= 100; got n_resamples={n_resamples!r}.")
+    codes = _cluster_iv(cluster, results.task_ids)
+    if target == "fixed" and codes is not None:
+        raise ValueError("`cluster` only applies to target='population'; the fixed target has no between-problem noise.")
+    values = np.asarray(results.pass_at_k(ks_arr), dtype=np.float64).reshape(len(results), ks_arr.size)
+    vhat = variance_estimate(results.n, results.c, ks_arr).reshape(values.shape)
+    n_units = len(results) if codes is None else int(codes.max()) + 1
+    if target == "population" and n_units < 2:
+        unit = "problems" if codes is None else "clusters"
+        raise ValueError(
+            f"a standard error over the population of problems needs at least 2 {unit}; got {n_units}. "
+            "Use target='fixed' for the sampling noise of these problems alone."
+        )
+    if target == "fixed":
+        short = np.isnan(vhat).any(axis=1)
+        if short.any():
+            i = int(np.flatnonzero(short)[0])
+            k_bad = int(ks_arr[np.isnan(vhat[i])][0])
+            raise ValueError(
+                f"target='fixed' needs n >= 2k samples per problem to estimate the within-problem variance "
+                f"without bias; problem {results.task_ids[i]!r} (index {i}) has n={int(results.n[i])} < 2k={2 * k_bad}."
+            )
+    big_n = values.shape[0]
+    estimate = values.mean(axis=0)
+    spread_se, df = _robust_se(values, codes) if n_units > 1 else (np.full(ks_arr.size, np.nan), 0)
+    var_within = vhat.sum(axis=0) / big_n**2
+    var_between = np.maximum(spread_se**2 - var_within, 0.0)
+    se = np.sqrt(var_within) if target == "fixed" else spread_se
+    dist = None
+    if method in ("percentile", "bca"):
+        ci, dist = _bootstrap(values, codes, level, method, n_resamples, np.random.default_rng(seed))
+    else:
+        ci = _symmetric_interval(estimate, se, _quantile(level, method, df))
+    return Summary(
+        ks=tuple(int(k) for k in ks_arr),
+        estimate=estimate,
+        se=se,
+        ci=ci,
+        var_between=var_between,
+        var_within=var_within,
+        problems=big_n,
+        samples=results.samples,
+        level=level,
+        method=method,
+        target=target,
+        clusters=None if codes is None else n_units,
+        name=results.name,
+        per_problem=values,
+        bootstrap_distribution=dist,
+        _codes=codes,
+        _n_resamples=int(n_resamples),
+        _seed=seed,
+    )
