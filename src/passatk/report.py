@@ -4,36 +4,46 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
+from passatk._summary import summarize
 from passatk.results import Results
 
 __all__ = ["score_dict", "score_table"]
 
 
-def score_dict(results: Results, ks: Sequence[int]) -> dict:
+def score_dict(
+    results: Results,
+    ks: Sequence[int],
+    *,
+    level: float = 0.95,
+    method: str = "t",
+    target: str = "population",
+    seed: int | None = None,
+) -> dict:
     """The ``--json`` record of ``passatk score`` for one model (DESIGN.md's shape).
+
+    A thin wrapper: ``summarize(results, ks, ...).to_dict()``, so every
+    estimate carries its standard error and confidence interval.
 
     Examples
     --------
     >>> from passatk import Results
-    >>> score_dict(Results.from_counts(["a", "b"], [10, 10], [3, 0]), [1])
-    {'problems': 2, 'samples': 20, 'pass_at_k': {'1': {'estimate': 0.15, 'se': None, 'ci': None}}}
+    >>> rec = score_dict(Results.from_counts(["a", "b", "c"], [10, 10, 10], [3, 0, 6]), [1])
+    >>> rec["problems"], rec["samples"], rec["pass_at_k"]["1"]["estimate"], round(rec["pass_at_k"]["1"]["se"], 4)
+    (3, 30, 0.3, 0.1732)
     """
-    means = np.atleast_2d(results.pass_at_k(list(ks))).mean(axis=0)
-    return {
-        "problems": len(results),
-        "samples": results.samples,
-        "pass_at_k": {str(k): {"estimate": float(m), "se": None, "ci": None} for k, m in zip(ks, means)},
-    }
+    return summarize(results, list(ks), level, method=method, target=target, seed=seed).to_dict()
 
 
 def score_table(records: Mapping[str, dict]):
     """A rich table with one row per model and one column per k."""
     from rich.table import Table
 
-    ks = list(next(iter(records.values()))["pass_at_k"])
-    table = Table(title="pass@k (unbiased estimator)", title_justify="left")
+    first = next(iter(records.values()))
+    ks = list(first["pass_at_k"])
+    title = "pass@k (unbiased estimator)"
+    if "level" in first:
+        title += f" ± SE, [{first['level']:.0%} CI: {first['method']}, {first['target']}]"
+    table = Table(title=title, title_justify="left")
     table.add_column("model")
     table.add_column("problems", justify="right")
     table.add_column("samples", justify="right")
