@@ -54,8 +54,10 @@ def _cluster_iv(cluster, task_ids: np.ndarray) -> np.ndarray | None:
             raise ValueError(
                 f"`cluster` needs one label per problem ({task_ids.size}); got {len(labels)} labels."
             )
-    _, codes = np.unique(np.asarray([str(x) for x in labels]), return_inverse=True)
-    return codes.ravel()
+    _, first, codes = np.unique(np.asarray([str(x) for x in labels]), return_index=True, return_inverse=True)
+    rank = np.empty_like(first)
+    rank[np.argsort(first)] = np.arange(first.size)
+    return rank[codes.ravel()]  # clusters numbered in order of first appearance
 
 
 def _quantile(confidence_level: float, method: str, df: int) -> float:
@@ -115,7 +117,8 @@ def _bootstrap(values, codes, confidence_level, method, n_resamples, rng):
     # BCa (Efron 1987): bias from the share of resamples below the estimate,
     # acceleration from the leave-one-unit-out jackknife.
     theta = values.mean(axis=0)
-    below = ((dist < theta).sum(axis=0) + 0.5 * (dist == theta).sum(axis=0)) / n_resamples
+    tie = np.abs(dist - theta) <= 1e-12  # resampled means equal to the estimate up to rounding
+    below = ((dist < theta) & ~tie).sum(axis=0) / n_resamples + 0.5 * tie.sum(axis=0) / n_resamples
     z0 = stats.norm.ppf(below)
     jack = (sums.sum(axis=0) - sums) / (sizes.sum() - sizes)[:, None]
     d = jack.mean(axis=0) - jack
