@@ -15,14 +15,26 @@ from passatk.results import (
 )
 from passatk.uncertainty import ConfidenceInterval, variance, variance_estimate
 from passatk._summary import Summary, summarize
+from passatk._compare import Comparison, compare, compare_all
 from passatk import theory  # public submodule: the note's companions
+from passatk._crossover import CrossoverResult, crossover
+from passatk._curves import CurvesResult, curves
+from passatk import extrapolate  # public submodule: model-based pass@k beyond n
 
 __all__ = [
+    "Comparison",
     "ConfidenceInterval",
+    "CrossoverResult",
+    "CurvesResult",
     "DuplicateSamplesWarning",
     "Results",
     "ResultsFormatError",
     "Summary",
+    "compare",
+    "compare_all",
+    "crossover",
+    "curves",
+    "extrapolate",
     "load_results",
     "max_at_k",
     "pass_at_k",

@@ -104,6 +104,63 @@ def score(
         console.print(score_table(records))
 
 
+@app.command()
+def curve(
+    files: Annotated[list[Path], typer.Argument(help="Results files; several files (or a multi-model file) give several curves.")],
+    k: Annotated[
+        str | None,
+        typer.Option("-k", "--k", help="Comma-separated k values. Default: 1, 2, 4, ... up to each model's smallest n, and n."),
+    ] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write the curve figure here (PNG, SVG or PDF; needs matplotlib).")] = None,
+    problems_plot: Annotated[
+        Path | None,
+        typer.Option("--problems-plot", help="Write the per-problem picture here: each problem's fraction of correct samples, sorted."),
+    ] = None,
+    extrapolate_to: Annotated[
+        int | None,
+        typer.Option(
+            "--extrapolate-to",
+            help="Also show MODEL-BASED pass@k beyond n, up to this k, from a law of p fitted across problems "
+            "(no unbiased estimator exists there).",
+        ),
+    ] = None,
+    method: Annotated[
+        str, typer.Option("--method", help="Law fitted for --extrapolate-to: beta_binomial or beta_binomial_mixture.")
+    ] = "beta_binomial",
+    level: Annotated[float, typer.Option("--level", help="Confidence level of the bands and intervals.")] = 0.95,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of every bootstrap.")] = 0,
+    as_json: JsonOption = False,
+) -> None:
+    """pass@k against k (log2 grid) with 95% bands, crossings between models, and opt-in points beyond n."""
+    from passatk._curves import curves
+
+    models = load_models(files)
+    ks = None if k is None else parse_ks(k)
+    try:
+        result = curves(models, ks, level=level, extrapolate_to=extrapolate_to, method=method, seed=seed)
+    except ValueError as exc:
+        fail(str(exc))
+    try:
+        if plot is not None:
+            result.plot().savefig(plot)
+        if problems_plot is not None:
+            from passatk.plot import plot_problem_rates
+
+            plot_problem_rates(models).savefig(problems_plot)
+    except ImportError as exc:
+        fail(str(exc))
+    except (OSError, ValueError) as exc:
+        fail(f"could not write the figure: {exc}")
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    console.print(result.table())
+    for line in result.crossover_lines():
+        console.print(line, highlight=False)
+    for path in (plot, problems_plot):
+        if path is not None:
+            console.print(f"wrote {path}", highlight=False)
+
 def main() -> None:
     """Entry point of the ``passatk`` script."""
     app()

@@ -1,0 +1,172 @@
+"""Figures for people: pass@k curves on a log2 axis, and each problem's success rate.
+
+matplotlib is imported only when a figure is drawn (install the ``plot``
+extra), so the numerical core needs nothing but numpy.  Colours are the
+Okabe-Ito palette, which stays distinguishable under the common forms of
+colour blindness; each model also gets its own marker, so the figures read
+in greyscale too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from passatk._summary import Summary
+from passatk._crossover import CrossoverResult
+from passatk.extrapolate import ExtrapolationResult
+from passatk.results import Results
+
+__all__ = ["OKABE_ITO", "plot_curves", "plot_problem_rates"]
+
+#: Okabe & Ito (2008), "Color Universal Design", without yellow (too pale on white).
+OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def _figure(**kwargs):
+    """A new matplotlib Figure, not registered with pyplot (no GUI backend, no global state)."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:  # pragma: no cover - only without the extra
+        raise ImportError("plots need matplotlib: pip install 'passatk[plot]'") from exc
+    return Figure(**kwargs)
+
+
+def _style(i: int) -> dict:
+    return {"color": OKABE_ITO[i % len(OKABE_ITO)], "marker": _MARKERS[i % len(_MARKERS)]}
+
+
+def _log2_axis(ax, k_max: float) -> None:
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ax.set_xscale("log", base=2)
+    ticks = 2.0 ** np.arange(0, int(np.floor(np.log2(k_max))) + 1)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlim(0.85, k_max * 1.18)
+
+
+def plot_curves(
+    summaries: Sequence[Summary],
+    *,
+    extrapolations: Mapping[str, ExtrapolationResult] | None = None,
+    crossover: CrossoverResult | None = None,
+    title: str | None = None,
+    ax=None,
+):
+    """pass@k against k on a log2 axis, one line and shaded confidence band per model.
+
+    Parameters
+    ----------
+    summaries : sequence of Summary
+        One per model, from :func:`passatk.summarize` over a grid of k; the
+        band is each summary's ``ci`` and the label its ``name``.
+    extrapolations : mapping of str to ExtrapolationResult, optional
+        Model-based values keyed by the summary's name; only k beyond that
+        model's largest measured k are drawn, dashed, with a hatched band
+        and "model-based" in the legend.
+    crossover : CrossoverResult, optional
+        Marks the crossing k (dotted line) and its interval (shaded span).
+    title : str, optional
+    ax : matplotlib Axes, optional
+        Draw into it; by default a new figure 7 inches wide, legend below the axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if not summaries:
+        raise ValueError("`summaries` is empty; pass at least one Summary.")
+    extrapolations = dict(extrapolations or {})
+    unknown = set(extrapolations) - {s.name for s in summaries}
+    if unknown:
+        raise ValueError(f"`extrapolations` has no summary to extend for {sorted(unknown)!r}.")
+    rows = len(summaries) + len(extrapolations) + (crossover is not None)
+    fig = ax.figure if ax is not None else _figure(figsize=(7, 4.2 + 0.2 * rows), dpi=120)
+    ax = ax if ax is not None else fig.add_subplot()
+    k_max = 1.0
+    for i, s in enumerate(summaries):
+        st = _style(i)
+        ks = np.asarray(s.ks, dtype=float)
+        level = int(round(100 * s.level))
+        ax.fill_between(ks, 100 * s.ci.low, 100 * s.ci.high, color=st["color"], alpha=0.18, linewidth=0)
+        ax.plot(ks, 100 * s.estimate, color=st["color"], marker=st["marker"], markersize=4,
+                label=f"{s.name} (unbiased; {level}% CI)")
+        k_max = max(k_max, ks.max())
+        ext = extrapolations.get(s.name)
+        if ext is not None:
+            beyond = ext.k > ks.max()
+            if beyond.any():
+                ek = np.concatenate([[ks.max()], ext.k[beyond]]).astype(float)
+                ci = ext.confidence_interval(s.level)
+                est = np.concatenate([[s.estimate[-1]], ext.estimate[beyond]])
+                lo = np.concatenate([[s.ci.low[-1]], ci.low[beyond]])
+                hi = np.concatenate([[s.ci.high[-1]], ci.high[beyond]])
+                ax.fill_between(ek, 100 * lo, 100 * hi, facecolor="none", edgecolor=st["color"],
+                                hatch="///", alpha=0.45, linewidth=0)
+                ax.plot(ek, 100 * est, color=st["color"], linestyle="--", marker=st["marker"],
+                        markersize=4, markerfacecolor="white",
+                        label=f"{s.name}: model-based beyond n ({ext.method.replace('_', '-')} fit)")
+                ax.axvline(ks.max(), color="0.55", linestyle=":", linewidth=1)
+                ax.text(ks.max(), 97, f" k > n = {ks.max():g}: model-based", fontsize=8, color="0.35", va="top")
+                k_max = max(k_max, ek.max())
+    if crossover is not None and crossover.k_cross is not None:
+        hi = crossover.ci.high if np.isfinite(crossover.ci.high) else k_max * 1.18
+        ax.axvspan(max(crossover.ci.low, 0.85), hi, color="0.92", zorder=0)
+        ax.axvline(crossover.k_cross, color="black", linestyle=":", linewidth=1.2,
+                   label=f"crossover k = {crossover.k_cross} ({int(round(100 * crossover.level))}% CI shaded)")
+    _log2_axis(ax, k_max)
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("k (attempts per problem, log\u2082 scale)")
+    ax.set_ylabel("pass@k (% of problems solved)")
+    ax.set_title(title or "pass@k against k")
+    ax.grid(True, which="major", color="0.9", linewidth=0.8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8, frameon=False, ncol=1)
+    fig.tight_layout()
+    return fig
+
+
+def plot_problem_rates(results: Results | Mapping[str, Results], *, title: str | None = None):
+    """Each problem's fraction of correct samples, sorted, one panel per model.
+
+    The mean height of the bars is pass@1.  Problems with a small but
+    nonzero rate are the ones that carry pass@k upward as k grows; problems
+    never solved (``c = 0``) are what pass@k can never reach from these
+    samples.  Both counts are written on each panel.
+
+    Parameters
+    ----------
+    results : Results or mapping of str to Results
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    models = {results.name or "model": results} if isinstance(results, Results) else dict(results)
+    if not models:
+        raise ValueError("`results` is empty; pass at least one Results.")
+    fig = _figure(figsize=(7, 1.2 + 2.1 * len(models)), dpi=120)
+    axes = fig.subplots(len(models), 1, sharey=True, squeeze=False)
+    for i, ((name, res), ax) in enumerate(zip(models.items(), axes[:, 0])):
+        rate = np.sort(res.c / res.n)[::-1]
+        color = _style(i)["color"]
+        ax.bar(np.arange(1, rate.size + 1), 100 * rate, width=1.0, color=color, edgecolor="none")
+        never = int((res.c == 0).sum())
+        rare = int(((res.c > 0) & (res.c < 0.1 * res.n)).sum())
+        ax.text(0.99, 0.95, f"{name}\npass@1 = {100 * rate.mean():.1f}%\n"
+                f"never solved: {never} of {rate.size}\nsolved in < 10% of samples: {rare}",
+                transform=ax.transAxes, ha="right", va="top", fontsize=8,
+                bbox={"facecolor": "white", "edgecolor": "0.8", "alpha": 0.9})
+        ax.set_xlim(0.5, rate.size + 0.5)
+        ax.set_ylim(0, 100)
+        ax.set_ylabel("correct samples (%)")
+        ax.grid(True, axis="y", color="0.9", linewidth=0.8)
+        ax.set_axisbelow(True)
+    axes[-1, 0].set_xlabel("problems, sorted from most to least often solved")
+    axes[0, 0].set_title(title or "Fraction of correct samples per problem")
+    fig.tight_layout()
+    return fig
