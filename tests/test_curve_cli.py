@@ -1,0 +1,101 @@
+"""Tests of ``passatk curve`` (CliRunner, colour off)."""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.image  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from passatk import load_results, pass_at_k  # noqa: E402
+from passatk.cli import app  # noqa: E402
+
+runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
+
+
+@pytest.fixture()
+def two_files(tmp_path):
+    """Two counts files over the same 8 problems with 16 samples each; their curves cross at k = 5."""
+    rows = {"focused": [16, 16, 14, 15, 0, 0, 0, 0], "diverse": [3, 4, 2, 2, 2, 1, 3, 0]}
+    paths = []
+    for name, cs in rows.items():
+        p = tmp_path / f"{name}.csv"
+        p.write_text("task_id,n,c\n" + "".join(f"t{i},16,{c}\n" for i, c in enumerate(cs)))
+        paths.append(p)
+    return paths
+
+
+def test_table_has_every_k_and_the_crossing(two_files):
+    """The table lists k = 1, 2, 4, 8, 16 for both models and a sentence about the crossing."""
+    out = runner.invoke(app, ["curve", *map(str, two_files)])
+    assert out.exit_code == 0, out.output
+    assert "pass@k curve (estimate [95% CI])" in out.output
+    for k in (1, 2, 4, 8, 16):
+        assert f"│ {k:>2} │" in out.output
+    assert "focused leads diverse at k = 1; diverse overtakes it at k = 5" in out.output
+
+
+def test_json_values_equal_pass_at_k(two_files):
+    """--json gives each model's pass@k at each k, equal to the mean of pass_at_k, plus the crossover record."""
+    out = runner.invoke(app, ["curve", *map(str, two_files), "-k", "1,3,16", "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    for path in two_files:
+        res = load_results(path)
+        rec = doc["models"][res.name]["pass_at_k"]
+        assert list(rec) == ["1", "3", "16"]
+        np.testing.assert_allclose([rec[k]["estimate"] for k in rec], pass_at_k(res.n, res.c, [1, 3, 16]).mean(axis=0))
+        assert rec["3"]["ci"][0] <= rec["3"]["estimate"] <= rec["3"]["ci"][1]
+    assert doc["crossovers"][0]["k_cross"] == 5 and doc["crossovers"][0]["models"] == ["focused", "diverse"]
+
+
+def test_plots_are_written(two_files, tmp_path):
+    """--plot and --problems-plot write readable PNGs and say so."""
+    curve, problems = tmp_path / "curve.png", tmp_path / "problems.png"
+    out = runner.invoke(app, ["curve", *map(str, two_files), "--plot", str(curve), "--problems-plot", str(problems)])
+    assert out.exit_code == 0, out.output
+    for path in (curve, problems):
+        assert path.stat().st_size > 10_000 and f"wrote {path}" in out.output.replace("\n", "")
+        assert matplotlib.image.imread(path).shape[0] > 400
+
+
+def test_extrapolation_is_marked_model_based(two_files):
+    """--extrapolate-to adds starred, model-based rows up to the target k; JSON keeps them under beyond_n."""
+    out = runner.invoke(app, ["curve", str(two_files[1]), "--extrapolate-to", "100"])
+    assert out.exit_code == 0, out.output
+    assert "│  64 │ *" in out.output and "│ 100 │ *" in out.output and "│  16 │  0." in out.output
+    assert "model-based beyond n" in out.output
+    doc = json.loads(runner.invoke(app, ["curve", str(two_files[1]), "--extrapolate-to", "100", "--json"]).output)
+    beyond = doc["models"]["diverse"]["beyond_n"]
+    assert beyond["model_based"] is True and list(beyond["pass_at_k"]) == ["32", "64", "100"]
+    assert "32" not in doc["models"]["diverse"]["pass_at_k"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["-k", "1,32"], "pass@32 cannot be estimated without bias"),
+        (["--extrapolate-to", "8"], "`extrapolate_to` must be an integer above the samples per problem (16"),
+        (["--extrapolate-to", "100", "--method", "spline"], "`method` must be one of"),
+        (["--level", "95"], "`level` must be a number strictly between 0 and 1"),
+        (["-k", "a,b"], "-k must be comma-separated integers"),
+    ],
+)
+def test_user_errors_are_one_line(two_files, extra, message):
+    """Bad options exit 1 with a one-line error and no traceback."""
+    out = runner.invoke(app, ["curve", str(two_files[0]), *extra])
+    assert out.exit_code == 1
+    assert message in out.output and "Traceback" not in out.output
+    assert out.output.count("passatk: error:") == 1
+
+
+def test_unwritable_plot_path(two_files, tmp_path):
+    """A figure path in a missing folder is a one-line error."""
+    out = runner.invoke(app, ["curve", str(two_files[0]), "--plot", str(tmp_path / "no" / "such" / "dir" / "c.png")])
+    assert out.exit_code == 1 and "could not write the figure" in out.output
