@@ -161,6 +161,50 @@ def curve(
         if path is not None:
             console.print(f"wrote {path}", highlight=False)
 
+@app.command("compare")
+def compare_cmd(
+    files: Annotated[
+        list[Path], typer.Argument(help="Results files of two or more models (a multi-model file counts as several).")
+    ],
+    k: KsOption = None,
+    as_json: JsonOption = False,
+    level: LevelOption = 0.95,
+) -> None:
+    """Paired comparison on the problems the models share: difference, SE, CI and p-value for each k.
+
+    With more than two models every pair is compared and p-values are Holm-adjusted.
+    Problems present for one model only are listed and excluded.
+    """
+    from dataclasses import replace
+
+    from passatk._compare import compare, compare_all
+    from passatk.report import compare_table
+
+    models = load_models(files)
+    if len(models) < 2:
+        fail(f"compare needs at least 2 models; the files hold {len(models)} ({', '.join(models)}).")
+    ks = parse_ks(k, list(models.values()))
+    try:
+        if len(models) == 2:
+            (name_a, a), (name_b, b) = models.items()
+            comparisons = [replace(compare(a, b, ks, level), name_a=name_a, name_b=name_b)]
+        else:
+            comparisons = compare_all(models, ks, level)
+    except ValueError as exc:
+        fail(str(exc))
+    records = [c.to_dict() for c in comparisons]
+    if as_json:
+        typer.echo(json.dumps(records, indent=2))
+        return
+    console.print(compare_table(records))
+    for rec in records:
+        for side in ("a", "b"):
+            ids = rec[f"only_in_{side}"]
+            if ids:
+                shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+                typer.echo(f"note: {len(ids)} problem(s) only in {rec[side]} ({shown}): excluded from {rec['a']} - {rec['b']}.")
+
+
 def main() -> None:
     """Entry point of the ``passatk`` script."""
     app()

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from passatk._summary import summarize
 from passatk.results import Results
 
-__all__ = ["score_dict", "score_table"]
+__all__ = ["compare_table", "score_dict", "score_table"]
 
 
 def score_dict(
@@ -60,4 +60,41 @@ def score_table(records: Mapping[str, dict]):
                 cell += f"\n[{e['ci'][0]:.4f}, {e['ci'][1]:.4f}]"
             cells.append(cell)
         table.add_row(name, str(rec["problems"]), str(rec["samples"]), *cells)
+    return table
+
+
+def _p_text(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def compare_table(records: Sequence[dict]):
+    """A rich table of :meth:`passatk.Comparison.to_dict` records: one row per pair and k."""
+    from rich.table import Table
+
+    holm = any("p_value_holm" in e for rec in records for e in rec["pass_at_k"].values())
+    level = records[0]["level"]
+    table = Table(
+        title=f"A - B on shared problems ± paired SE, {level:.0%} CI (t); * = McNemar exact",
+        title_justify="left",
+    )
+    table.add_column("A - B")
+    for col in ("k", "difference", f"{level:.0%} CI", "p") + (("p Holm",) if holm else ()) + ("unpaired SE", "corr"):
+        table.add_column(col, justify="right")
+    for rec in records:
+        for i, (k, e) in enumerate(rec["pass_at_k"].items()):
+            pair = f"{rec['a']}\n- {rec['b']}\n({rec['problems']} shared)" if i == 0 else ""
+            mark = "*" if e["test"] == "McNemar exact" else ""
+            row = [
+                pair,
+                k,
+                f"{e['difference']:+.4f}\n± {e['se']:.4f}",
+                f"[{e['ci'][0]:+.4f},\n {e['ci'][1]:+.4f}]",
+                _p_text(e["p_value"]) + mark,
+            ]
+            if holm:
+                row.append(_p_text(e.get("p_value_holm")) + mark)
+            row += [f"{e['se_unpaired']:.4f}", "-" if e["correlation"] is None else f"{e['correlation']:.2f}"]
+            table.add_row(*row, end_section=i == len(rec["pass_at_k"]) - 1)
     return table
