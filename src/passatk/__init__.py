@@ -20,6 +20,7 @@ from passatk import theory  # public submodule: the note's companions
 from passatk._crossover import CrossoverResult, crossover
 from passatk._curves import CurvesResult, curves
 from passatk import extrapolate  # public submodule: model-based pass@k beyond n
+from passatk import rl  # public submodule: pass@k-aware RL weights (numpy, torch, jax)
 
 __all__ = [
     "Comparison",
@@ -41,6 +42,7 @@ __all__ = [
     "pass_at_k_curve",
     "pass_at_k_exact",
     "plugin_pass_at_k",
+    "rl",
     "summarize",
     "theory",
     "variance",

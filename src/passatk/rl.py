@@ -1,0 +1,477 @@
+r"""Pass@k-aware training signals: per-sample weights of an unbiased pass@k policy gradient.
+
+RL with verifiable rewards maximises pass@1 and tends to lower pass@k at large
+k (note 0203, "Why pass@1 and pass@k pull in different directions").  To
+optimise pass@k -- or, for real-valued rewards, max@k, the expected best of k
+-- directly, sample n >= k completions per prompt and weight the score of each
+by the coefficient :math:`w_i` of an unbiased estimate of the gradient,
+
+.. math:: \widehat{\nabla J_k} = \sum_{i=1}^n w_i\,\nabla_\theta \log \pi_\theta(y_i \mid x).
+
+:func:`pass_at_k_weights` returns those :math:`w_i` for a whole batch of
+prompts at once, for numpy, torch (CPU or GPU) and jax arrays alike.
+:func:`verl_advantage_estimator` and :func:`trl_pass_at_k_advantages` put
+them in the shapes veRL and TRL expect, and :func:`k_schedule` anneals k.
+
+One family of estimators covers binary and real-valued rewards: on rewards
+in {0, 1}, max@k *is* pass@k, and every estimator below reduces to its
+binary closed form.  Binary input is recognised (bool dtype, or every value 0
+or 1) only to take an O(n) shortcut from the counts; the numbers are those
+of the general O(n log n) path, to rounding.  Nothing switches estimator on
+the values of the rewards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from passatk import _rl_kernels
+from passatk.estimators import _ks_iv
+
+__all__ = [
+    "ESTIMATORS",
+    "k_schedule",
+    "pass_at_k_weights",
+    "trl_pass_at_k_advantages",
+    "verl_advantage_estimator",
+]
+
+#: Names accepted by ``estimator``; the first is the default.
+ESTIMATORS = ("loo_minus_one", "loo", "unbiased", "chen")
+
+
+# --------------------------------------------------------------------------- #
+# input validation (once, at the public boundary)
+# --------------------------------------------------------------------------- #
+def _array_api():
+    try:
+        import array_api_compat
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(
+            "passatk.rl needs the array-api-compat package; install it with `pip install 'passatk[rl]'`."
+        ) from exc
+    return array_api_compat
+
+
+def _to_host(aac, x) -> np.ndarray:
+    """A numpy copy of a (small) array from any supported library and device."""
+    if aac.is_torch_array(x):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _k_iv(k) -> int:
+    if isinstance(k, bool) or np.ndim(k) != 0:
+        raise TypeError(f"`k` must be a single integer; got k={k!r}.")
+    return int(_ks_iv(k)[0][0])
+
+
+def _estimator_iv(estimator) -> str:
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"`estimator` must be one of {', '.join(map(repr, ESTIMATORS))}; got estimator={estimator!r}.")
+    return estimator
+
+
+def _first_index(mask: np.ndarray):
+    where = tuple(int(i) for i in np.argwhere(mask)[0])
+    return where[0] if len(where) == 1 else where
+
+
+def _rewards_iv(aac, rewards, flat: bool, estimator: str):
+    """Return ``(rewards, xp, kind, binary)``; kind is 'bool', 'int' or 'float'."""
+    if not aac.is_array_api_obj(rewards):
+        try:
+            rewards = np.asarray(rewards)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"`rewards` must be an array of numbers; got {rewards!r:.80}") from exc
+    if isinstance(rewards, np.ndarray) and rewards.dtype.kind not in "biuf":
+        raise TypeError(f"`rewards` must hold bool, integer or real numbers; got dtype {rewards.dtype}.")
+    xp = aac.array_namespace(rewards)
+    kind = next((name for name, family in (("bool", "bool"), ("int", "integral"), ("float", "real floating"))
+                 if xp.isdtype(rewards.dtype, family)), None)
+    if kind is None:
+        raise TypeError(f"`rewards` must hold bool, integer or real numbers; got dtype {rewards.dtype}.")
+
+    if flat and rewards.ndim != 1:
+        raise ValueError(f"with `index`, `rewards` must be 1-D (one reward per sample); got shape {tuple(rewards.shape)}.")
+    if not flat and rewards.ndim != 2:
+        raise ValueError(
+            f"`rewards` must have shape (prompts, samples); got shape {tuple(rewards.shape)}. "
+            "For a flat batch, pass `index` (the group of each sample) or reshape it."
+        )
+    if rewards.shape[0] == 0 or rewards.shape[-1] == 0:
+        raise ValueError(f"`rewards` is empty (shape {tuple(rewards.shape)}); pass at least one sample.")
+    if kind == "float" and not bool(xp.all(xp.isfinite(rewards))):
+        host = _to_host(aac, rewards)
+        where = _first_index(~np.isfinite(host))
+        raise ValueError(f"`rewards` must be finite; got {host[where]} at index {where}.")
+
+    binary = kind == "bool" or bool(xp.all((rewards == 0) | (rewards == 1)))
+    if estimator == "chen" and not binary:
+        host = _to_host(aac, rewards)
+        where = _first_index((host != 0) & (host != 1))
+        raise ValueError(
+            f"estimator='chen' is defined for binary rewards (bool, or 0 and 1 only); got {host[where]} at "
+            f"index {where}. For real-valued rewards use 'loo_minus_one', 'loo' or 'unbiased' (max@k)."
+        )
+    return rewards, xp, kind, binary
+
+
+def _groups_iv(aac, index, size: int):
+    """Group labels, the group number of each sample and the group sizes, all on the host."""
+    labels = _to_host(aac, index) if aac.is_array_api_obj(index) else np.asarray(index)
+    if labels.ndim != 1 or labels.shape[0] != size:
+        raise ValueError(
+            f"`index` must give one group label per sample: expected shape ({size},), got {tuple(labels.shape)}."
+        )
+    try:
+        unique, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
+    except TypeError as exc:
+        raise TypeError(f"`index` labels must be mutually comparable (all strings or all integers); got {labels[:5]!r}") from exc
+    return unique, inverse.reshape(-1), counts
+
+
+def _check_group_size(n: int, k: int, estimator: str, where: str) -> None:
+    if n < k:
+        raise ValueError(
+            f"`k` must not exceed the samples per group: no unbiased pass@{k} gradient exists from fewer "
+            f"than {k} samples; {where} has n={n} < k={k}."
+        )
+    if estimator == "loo" and n == k:
+        raise ValueError(
+            f"estimator='loo' needs k < n: its baseline is the max@{k} estimate of the other n-1 samples; "
+            f"{where} has n={n}, k={k}. 'loo_minus_one' allows k = n."
+        )
+    if estimator == "loo_minus_one" and n == 1:
+        raise ValueError(
+            f"estimator='loo_minus_one' at k=1 is REINFORCE with a leave-one-out baseline and needs n >= 2; "
+            f"{where} has n=1."
+        )
+
+
+def _float64(aac, rewards):
+    """A context in which float64 is available: jax needs x64 switched on."""
+    if not aac.is_jax_array(rewards):
+        return contextlib.nullcontext()
+    import jax
+
+    enable = getattr(jax, "enable_x64", None)
+    if enable is None:  # jax < 0.7
+        from jax.experimental import enable_x64
+
+        return enable_x64()
+    return enable(True)
+
+
+# --------------------------------------------------------------------------- #
+# public API
+# --------------------------------------------------------------------------- #
+def pass_at_k_weights(rewards, k, estimator="loo_minus_one", index=None):
+    r"""Per-sample weights of an unbiased policy gradient of pass@k (binary) or max@k (real rewards).
+
+    For one prompt with rewards :math:`g_1, \dots, g_n` of n i.i.d. samples,
+    :math:`\sum_i w_i \nabla_\theta \log\pi_\theta(y_i)` estimates the gradient
+    of :math:`E[\max(g_{1..k})]` -- for 0/1 rewards, of pass@k
+    :math:`1 - (1 - p)^k`.  With :math:`\rho_{-i}` the unbiased pass@(k-1)
+    estimate from the other n-1 samples (note 0203, Eqs. for
+    :math:`\hat g_k` and :math:`\hat g_k^{\mathrm{LOO}}`):
+
+    .. math::
+
+        w_i^{\mathrm{unbiased}} &= \tfrac kn\bigl[V_i + (1 - V_i)\,\rho_{-i}\bigr], \\
+        w_i^{\mathrm{loo\_minus\_one}} &= \tfrac kn\,V_i\,(1 - \rho_{-i}).
+
+    For real rewards, sorted :math:`g_{(1)} \le \dots \le g_{(n)}`, these are
+    PKPO's :math:`s_i` and :math:`s_i^{(\mathrm{loo}-1)}` (Walder and
+    Karkhanis, Eqs. 19 and 33):
+
+    .. math::
+
+        s_{(i)} &= \binom nk^{-1}\Bigl[\binom{i-1}{k-1} g_{(i)}
+                   + \sum_{j>i}\binom{j-2}{k-2} g_{(j)}\Bigr], \\
+        s_i^{(\mathrm{loo}-1)} &= s_i - \tfrac kn\,\widehat{\max@(k-1)}(g_{-i}), \qquad
+        s_i^{(\mathrm{loo})} = s_i - \tfrac{k}{n-1}\,\widehat{\max@k}(g_{-i}),
+
+    where :math:`\widehat{\max@m}(g_{-i})` is the unbiased max@m estimate
+    from the other n-1 rewards.  It does not depend on sample i, so every
+    baseline leaves the gradient unbiased.
+
+    Parameters
+    ----------
+    rewards : array_like, shape (prompts, samples), or (batch,) with ``index``
+        Rewards of the samples of each prompt: bool, integer or real; numpy,
+        torch (any device) or jax; Python lists are read as numpy.
+    k : int
+        Attempts in the objective, ``1 <= k <= n`` (``k < n`` for ``"loo"``).
+    estimator : {"loo_minus_one", "loo", "unbiased", "chen"}, default "loo_minus_one"
+        ``"unbiased"``: the subset average :math:`w_i`/:math:`s_i`, no baseline.
+        ``"loo_minus_one"``: minus the (k-1) baseline; lowest variance of the
+        three unbiased forms.  Only samples that raise the best of k receive
+        weight; at ``k = 1`` the (k-1)-subset is empty and the baseline is the
+        mean of the others, i.e. REINFORCE with a leave-one-out baseline,
+        :math:`(g_i - \bar g_{-i})/n`.  ``"loo"``: PKPO's :math:`s^{(\mathrm{loo})}`,
+        exactly as their listing scales it (it sums to
+        :math:`-k\widehat{\max@k}/(n-1)`, not 0).  ``"chen"``: the analytic
+        pass@k advantages of Chen et al. (binary rewards only), divided by n
+        to sit on the same scale; *biased*, since they divide by the group's
+        standard deviation, an estimate that depends on every sample.
+    index : array_like, shape (batch,), optional
+        Group label of each sample (strings or integers, as veRL passes
+        ``uid``); groups may differ in size.  With ``index``, ``rewards`` is 1-D.
+
+    Returns
+    -------
+    array
+        The weights, same shape, library and device as ``rewards``; a floating
+        ``rewards`` keeps its dtype, bool and integer rewards give the
+        library's default floating dtype.  Computed in float64 throughout.
+
+    Raises
+    ------
+    ValueError
+        ``k > n`` in some group (named), ``k == n`` with ``"loo"``, ``n == 1``
+        with ``"loo_minus_one"``, an unknown estimator, non-finite rewards,
+        non-binary rewards with ``"chen"``, a wrong shape, or ``index`` of the
+        wrong length.
+    TypeError
+        Non-numeric rewards, a non-integer ``k``, or incomparable labels.
+
+    See Also
+    --------
+    passatk.pass_at_k : the unbiased pass@k the weights differentiate.
+    passatk.max_at_k : its real-valued analogue.
+
+    Notes
+    -----
+    Binary rewards cost O(n) per group: two weights per group, from the
+    number correct, through the stable product form of
+    :func:`passatk.pass_at_k`.  Real rewards cost O(n log n) per group (one
+    sort, then prefix and suffix sums), vectorised over groups; tied rewards
+    get identical weights, whatever their order.  No subsets are enumerated
+    and no binomial coefficient is formed in floating point.
+
+    ``sum_i w_i`` is :math:`k\,\widehat{\mathrm{pass@}k}` for ``"unbiased"``.
+    Losses that *average* over the n samples of a group (GRPO-style) want
+    ``n * w_i``; the veRL and TRL adapters return that.  The weights are not
+    divided by a standard deviation: that would bias them (see ``"chen"``).
+
+    References
+    ----------
+    .. [1] C. Walder, D. Karkhanis, "Pass@K Policy Optimization: Solving Harder
+           Reinforcement Learning Problems", arXiv:2505.15201, 2025, Theorems 1-2,
+           Eqs. 19, 29, 33.
+    .. [2] Z. Chen et al., "Pass@k Training for Adaptively Balancing Exploration
+           and Exploitation of Large Reasoning Models", arXiv:2508.10751, 2025,
+           Eqs. 14-15 (analytic advantages).
+
+    Examples
+    --------
+    Eight samples, three correct, k = 4: every correct sample gets 1/7 and
+    the incorrect ones nothing.
+
+    >>> from passatk.rl import pass_at_k_weights
+    >>> pass_at_k_weights([[1, 1, 1, 0, 0, 0, 0, 0]], k=4).round(6)
+    array([[0.142857, 0.142857, 0.142857, 0.      , 0.      , 0.      ,
+            0.      , 0.      ]])
+    >>> pass_at_k_weights([[0.1, 0.3, 0.5, 0.7, 0.9]], k=2, estimator="unbiased").round(12)
+    array([[0.24, 0.24, 0.26, 0.3 , 0.36]])
+
+    Ragged groups, labelled as veRL does:
+
+    >>> pass_at_k_weights([1, 0, 0, 1, 0], k=2, index=["a", "a", "b", "b", "b"]).round(4)
+    array([1.    , 0.    , 0.    , 0.6667, 0.    ])
+    """
+    aac = _array_api()
+    k = _k_iv(k)
+    estimator = _estimator_iv(estimator)
+    rewards, xp, kind, binary = _rewards_iv(aac, rewards, index is not None, estimator)
+    device = aac.device(rewards)
+    out_dtype = rewards.dtype if kind == "float" else xp.__array_namespace_info__().default_dtypes(device=device)["real floating"]
+
+    def weights_of(block):
+        if binary:
+            correct = block if kind == "bool" else block == 1
+            counts = _to_host(aac, xp.sum(xp.astype(correct, xp.int64), axis=1))
+            return _rl_kernels.binary_weights(xp, correct, counts, k, estimator, device)
+        return _rl_kernels.sorted_weights(xp, xp.astype(block, xp.float64), k, estimator, device)
+
+    if index is None:
+        _check_group_size(int(rewards.shape[1]), k, estimator, "every prompt")
+        with _float64(aac, rewards):
+            return xp.astype(weights_of(rewards), out_dtype)
+
+    labels, group, sizes = _groups_iv(aac, index, int(rewards.shape[0]))
+    smallest = int(np.argmin(sizes))
+    _check_group_size(int(sizes[smallest]), k, estimator, f"group {labels[smallest]!r}")
+    # samples ordered by (group size, group, position): each size is one (groups, n) block
+    order = np.lexsort((np.arange(group.size), group, sizes[group]))
+    ordered_sizes = sizes[group][order]
+    with _float64(aac, rewards):
+        parts, start = [], 0
+        for n in np.unique(sizes):
+            stop = start + int(np.count_nonzero(ordered_sizes == n))
+            take = xp.asarray(order[start:stop], device=device)
+            parts.append(xp.reshape(weights_of(xp.reshape(xp.take(rewards, take), (-1, int(n)))), (-1,)))
+            start = stop
+        back = xp.asarray(np.argsort(order), device=device)
+        return xp.astype(xp.take(xp.concat(parts), back), out_dtype)
+
+
+def trl_pass_at_k_advantages(rewards, num_generations, k, estimator="loo_minus_one"):
+    r"""Pass@k advantages for a TRL-style flat batch of ``prompts * num_generations`` rewards.
+
+    TRL's ``GRPOTrainer`` lays the completions of each prompt out
+    consecutively and computes advantages from the gathered rewards with
+    ``rewards.view(-1, num_generations)``.  This does the same reshape,
+    computes :func:`pass_at_k_weights` per prompt and returns
+    ``num_generations * w`` flattened back -- the per-sample scale of a loss
+    that averages over completions (at k = 1 with ``"loo_minus_one"``, the
+    RLOO advantage :math:`g_i - \bar g_{-i}`).
+
+    Parameters
+    ----------
+    rewards : array, shape (prompts * num_generations,)
+        Flat rewards, each prompt's ``num_generations`` completions together.
+    num_generations : int
+        Completions per prompt (TRL's ``num_generations``, GRPO's G).
+    k, estimator
+        As in :func:`pass_at_k_weights`.
+
+    Returns
+    -------
+    array, shape (prompts * num_generations,)
+        Same library, device and dtype rules as :func:`pass_at_k_weights`.
+
+    Raises
+    ------
+    ValueError
+        If the batch is not a whole number of groups (rather than silently
+        treating it as one group), or as :func:`pass_at_k_weights`.
+
+    Examples
+    --------
+    >>> from passatk.rl import trl_pass_at_k_advantages
+    >>> trl_pass_at_k_advantages([1.0, 0.0, 0.0, 0.0, 1.0, 1.0], num_generations=3, k=1)
+    array([ 1. , -0.5, -0.5, -1. ,  0.5,  0.5])
+    """
+    aac = _array_api()
+    if isinstance(num_generations, bool) or not isinstance(num_generations, (int, np.integer)) or num_generations < 1:
+        raise ValueError(f"`num_generations` must be a positive integer; got num_generations={num_generations!r}.")
+    if not aac.is_array_api_obj(rewards):
+        rewards = np.asarray(rewards)
+    xp = aac.array_namespace(rewards)
+    if rewards.ndim != 1 or rewards.shape[0] % num_generations:
+        raise ValueError(
+            f"`rewards` must be flat with a whole number of groups of num_generations={num_generations}; "
+            f"got shape {tuple(rewards.shape)}."
+        )
+    weights = pass_at_k_weights(xp.reshape(rewards, (-1, int(num_generations))), k, estimator)
+    return xp.reshape(weights * num_generations, (-1,))
+
+
+def verl_advantage_estimator(k, estimator="loo_minus_one"):
+    r"""A veRL advantage estimator computing pass@k advantages.
+
+    The returned function has veRL's advantage-estimator signature,
+    ``fn(token_level_rewards, response_mask, index, config=None, **kwargs)
+    -> (advantages, returns)``: the score of each response is
+    ``token_level_rewards.sum(-1)``, responses are grouped by ``index``
+    (veRL's ``uid``; groups may differ in size), and each response's
+    advantage ``n_group * w_i`` (see :func:`pass_at_k_weights`) is broadcast
+    over its tokens and masked by ``response_mask``.  ``returns`` equals
+    ``advantages``, as for veRL's outcome-level estimators.  veRL's own
+    ``epsilon`` and ``norm_adv_by_std_in_grpo`` are accepted and ignored:
+    dividing by a group's standard deviation would bias the gradient.
+
+    Register it under a name and select it in the config::
+
+        from verl.trainer.ppo.core_algos import register_adv_est
+        from passatk.rl import verl_advantage_estimator
+
+        register_adv_est("pass_at_k")(verl_advantage_estimator(k=8))
+        # then: algorithm.adv_estimator=pass_at_k
+
+    Parameters
+    ----------
+    k, estimator
+        As in :func:`pass_at_k_weights`, checked here, when the estimator is built.
+
+    Returns
+    -------
+    callable
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passatk.rl import verl_advantage_estimator
+    >>> fn = verl_advantage_estimator(k=1)
+    >>> rewards = np.array([[0.0, 1.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    >>> adv, ret = fn(rewards, np.ones((4, 2)), np.array(["q1", "q1", "q2", "q2"], dtype=object))
+    >>> adv[:, 1]
+    array([ 1., -1.,  1., -1.])
+    """
+    k = _k_iv(k)
+    estimator = _estimator_iv(estimator)
+
+    def pass_at_k_advantage(token_level_rewards, response_mask, index, config=None, **kwargs):
+        aac = _array_api()
+        xp = aac.array_namespace(token_level_rewards, response_mask)
+        scores = xp.sum(token_level_rewards, axis=-1)
+        weights = pass_at_k_weights(scores, k, estimator, index=index)
+        _, group, sizes = _groups_iv(aac, index, int(scores.shape[0]))
+        per_sample = xp.asarray(sizes[group], dtype=weights.dtype, device=aac.device(weights))
+        advantages = (weights * per_sample)[:, None] * xp.astype(response_mask, weights.dtype)
+        return advantages, advantages
+
+    pass_at_k_advantage.__qualname__ = pass_at_k_advantage.__name__ = f"pass_at_{k}_advantage_{estimator}"
+    return pass_at_k_advantage
+
+
+def k_schedule(step, *, k_start, switch_step, k_end=1, ramp_steps=0):
+    r"""The k to train with at ``step``: large early, small late.
+
+    PKPO (Walder and Karkhanis, Sec. 5.2.3) trains with a large k first, for
+    exploration and the hard problems, then with k = 1 to recover pass@1.
+    Before ``switch_step`` this returns ``k_start``; from
+    ``switch_step + ramp_steps`` on, ``k_end``.  With ``ramp_steps = 0`` (the
+    default) the switch is a step; otherwise k falls geometrically in
+    between, :math:`k = \mathrm{round}(k_{start}(k_{end}/k_{start})^t)`,
+    :math:`t = (step - switch)/ramp`, never increasing.
+
+    Parameters
+    ----------
+    step : int
+        Training step, ``>= 0``.
+    k_start, k_end : int
+        k before and after the switch, ``k_start >= k_end >= 1``.
+    switch_step, ramp_steps : int
+        Where the switch starts and how many steps it takes, both ``>= 0``.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from passatk.rl import k_schedule
+    >>> [k_schedule(s, k_start=8, switch_step=100) for s in (0, 99, 100, 500)]
+    [8, 8, 1, 1]
+    >>> [k_schedule(s, k_start=16, switch_step=10, ramp_steps=4) for s in range(9, 16)]
+    [16, 16, 8, 4, 2, 1, 1]
+    """
+    for name, value, low in (("step", step, 0), ("k_start", k_start, 1), ("k_end", k_end, 1),
+                             ("switch_step", switch_step, 0), ("ramp_steps", ramp_steps, 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"`{name}` must be an integer; got {name}={value!r}.")
+        if value < low:
+            raise ValueError(f"`{name}` must be at least {low}; got {name}={value}.")
+    if k_end > k_start:
+        raise ValueError(f"`k_end` must not exceed `k_start` (k is annealed downwards); got k_start={k_start}, k_end={k_end}.")
+    if step < switch_step:
+        return int(k_start)
+    if step >= switch_step + ramp_steps:
+        return int(k_end)
+    t = (step - switch_step) / ramp_steps
+    return int(min(k_start, max(k_end, round(k_start * (k_end / k_start) ** t))))
