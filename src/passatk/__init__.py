@@ -16,6 +16,7 @@ from passatk.results import (
 from passatk.uncertainty import ConfidenceInterval, variance, variance_estimate
 from passatk._summary import Summary, summarize
 from passatk._compare import Comparison, compare, compare_all
+from passatk._plan import PlanResult, plan_comparison
 from passatk import theory  # public submodule: the note's companions
 from passatk._crossover import CrossoverResult, crossover
 from passatk._curves import CurvesResult, curves
@@ -28,6 +29,7 @@ __all__ = [
     "CrossoverResult",
     "CurvesResult",
     "DuplicateSamplesWarning",
+    "PlanResult",
     "Results",
     "ResultsFormatError",
     "Summary",
@@ -41,6 +43,7 @@ __all__ = [
     "pass_at_k",
     "pass_at_k_curve",
     "pass_at_k_exact",
+    "plan_comparison",
     "plugin_pass_at_k",
     "rl",
     "summarize",
