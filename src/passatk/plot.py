@@ -85,9 +85,9 @@ def plot_curves(
     if unknown:
         raise ValueError(f"`extrapolations` has no summary to extend for {sorted(unknown)!r}.")
     rows = len(summaries) + len(extrapolations) + (crossover is not None)
-    fig = ax.figure if ax is not None else _figure(figsize=(7, 4.2 + 0.2 * rows), dpi=120)
+    fig = ax.figure if ax is not None else _figure(figsize=(7, 3.9 + 0.2 * rows), dpi=120)
     ax = ax if ax is not None else fig.add_subplot()
-    k_max = 1.0
+    k_max, measured = 1.0, set()
     for i, s in enumerate(summaries):
         st = _style(i)
         ks = np.asarray(s.ks, dtype=float)
@@ -110,9 +110,11 @@ def plot_curves(
                 ax.plot(ek, 100 * est, color=st["color"], linestyle="--", marker=st["marker"],
                         markersize=4, markerfacecolor="white",
                         label=f"{s.name}: model-based beyond n ({ext.method.replace('_', '-')} fit)")
-                ax.axvline(ks.max(), color="0.55", linestyle=":", linewidth=1)
-                ax.text(ks.max(), 97, f" k > n = {ks.max():g}: model-based", fontsize=8, color="0.35", va="top")
                 k_max = max(k_max, ek.max())
+                measured.add(float(ks.max()))
+    for n in sorted(measured):
+        ax.axvline(n, color="0.55", linestyle=":", linewidth=1)
+        ax.text(n, 97, f" k > n = {n:g}: model-based", fontsize=8, color="0.35", va="top")
     if crossover is not None and crossover.k_cross is not None:
         hi = crossover.ci.high if np.isfinite(crossover.ci.high) else k_max * 1.18
         ax.axvspan(max(crossover.ci.low, 0.85), hi, color="0.92", zorder=0)
