@@ -205,6 +205,58 @@ def compare_cmd(
                 typer.echo(f"note: {len(ids)} problem(s) only in {rec[side]} ({shown}): excluded from {rec['a']} - {rec['b']}.")
 
 
+@app.command("plan")
+def plan_cmd(
+    delta: Annotated[float, typer.Option("--delta", help="The pass@k difference to detect, e.g. 0.03.")],
+    k: Annotated[int, typer.Option("-k", "--k", help="The k of pass@k.")] = 1,
+    pilot: Annotated[
+        list[Path] | None,
+        typer.Option("--pilot", help="Pilot results: two models (the first two found) give both variance components; one model gives sigma only."),
+    ] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Two-sided significance level.")] = 0.05,
+    power: Annotated[float, typer.Option("--power", help="Probability of detecting --delta.")] = 0.8,
+    n: Annotated[
+        str | None, typer.Option("--n", help="Samples per problem to plan for, e.g. 1,10,100. Default: k x 1,2,5,...,100.")
+    ] = None,
+    omega: Annotated[
+        float | None, typer.Option("--omega", help="Stated SD across problems of the true per-problem difference.")
+    ] = None,
+    p: Annotated[float | None, typer.Option("--p", help="Without a pilot: typical per-sample success rate.")] = None,
+    correlation: Annotated[
+        float, typer.Option("--correlation", help="One-model pilot: assumed correlation of the two models' pass@k.")
+    ] = 0.75,
+    as_json: JsonOption = False,
+) -> None:
+    """How many problems (and samples per problem) a paired comparison needs to detect --delta."""
+    from passatk._plan import plan_comparison
+
+    models = list(load_models(pilot).values()) if pilot else None
+    ns = None if n is None else parse_ks(n)
+    try:
+        result = plan_comparison(
+            delta, k, alpha=alpha, power=power, samples_per_problem=ns, pilot=models, omega=omega, p=p, correlation=correlation
+        )
+    except ValueError as exc:
+        fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    from rich.table import Table
+
+    title = f"detect a pass@{k} difference of {delta:g} (paired, alpha {alpha:g}, power {power:.0%})"
+    table = Table(title=title, title_justify="left")
+    for col in ("samples per problem", "problems", "samples per model"):
+        table.add_column(col, justify="right")
+    for nv, big_n in zip(result.samples_per_problem, result.problems.tolist()):
+        table.add_row(str(nv), str(big_n), f"{nv * big_n:,}")
+    console.print(table)
+    typer.echo(
+        f"variance components: {result.source}; omega^2={result.omega2:.4g}, "
+        f"sigma^2 A/B={result.sigma2_a:.4g}/{result.sigma2_b:.4g}."
+    )
+    typer.echo(f"no n gets below {result.problems_floor} problems (the between-problem part alone).")
+
+
 def main() -> None:
     """Entry point of the ``passatk`` script."""
     app()
