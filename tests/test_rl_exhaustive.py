@@ -113,3 +113,15 @@ def test_exact_gradient_matches_finite_differences():
     h = 1e-6
     numeric = [(objective(LOGITS + h * e) - objective(LOGITS - h * e)) / (2 * h) for e in np.eye(K)]
     np.testing.assert_allclose(exact_max_at_k_gradient(REAL, KK), numeric, rtol=1e-6)
+
+
+@pytest.mark.parametrize("estimator", ["unbiased", "loo", "loo_minus_one"])
+def test_brute_force_over_subsets(estimator):
+    """Random groups (with ties), every k: the weights equal their definitions over subsets."""
+    rng = np.random.default_rng(7)
+    for n in range(2, 8):
+        for k in range(1, n if estimator == "loo" else n + 1):
+            g = rng.integers(0, 4, size=(3, n)) / 4 + rng.normal(size=(3, 1))
+            got = pass_at_k_weights(g, k, estimator)
+            want = np.array([naive_weights(row, k, estimator) for row in g])
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)

@@ -304,7 +304,8 @@ def pass_at_k_weights(rewards, k, estimator="loo_minus_one", index=None):
 
     labels, group, sizes = _groups_iv(aac, index, int(rewards.shape[0]))
     smallest = int(np.argmin(sizes))
-    _check_group_size(int(sizes[smallest]), k, estimator, f"group {labels[smallest]!r}")
+    label = labels[smallest]
+    _check_group_size(int(sizes[smallest]), k, estimator, f"group {getattr(label, 'tolist', lambda: label)()!r}")
     # samples ordered by (group size, group, position): each size is one (groups, n) block
     order = np.lexsort((np.arange(group.size), group, sizes[group]))
     ordered_sizes = sizes[group][order]
