@@ -1,0 +1,37 @@
+"""Running untrusted programs against their tests: sandbox, warm workers, journal, task adapters."""
+
+from passatk.execute.journal import Journal
+from passatk.execute.pool import FifoScheduler, LocalPool, Scheduler
+from passatk.execute.runner import EvaluationResult, SandboxErrorWarning, evaluate
+from passatk.execute.sandbox import (
+    Limits,
+    Sandbox,
+    SandboxedWorker,
+    SandboxError,
+    SandboxWarning,
+    WorkerLost,
+    plan_sandbox,
+)
+from passatk.execute.tasks import Problem, build_job, job_key, load_problems, read_samples
+
+__all__ = [
+    "EvaluationResult",
+    "FifoScheduler",
+    "Journal",
+    "Limits",
+    "LocalPool",
+    "Problem",
+    "Sandbox",
+    "SandboxError",
+    "SandboxErrorWarning",
+    "SandboxWarning",
+    "SandboxedWorker",
+    "Scheduler",
+    "WorkerLost",
+    "build_job",
+    "evaluate",
+    "job_key",
+    "load_problems",
+    "plan_sandbox",
+    "read_samples",
+]

