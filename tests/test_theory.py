@@ -244,6 +244,11 @@ class TestOptimiseMixture:
         with pytest.raises(ValueError, match=match):
             optimise_mixture(Q, k)
 
+    def test_non_numeric_q_is_a_type_error(self):
+        """A Q that is not numbers raises TypeError naming Q."""
+        with pytest.raises(TypeError, match=r"`Q` must be a 2-D array of solve probabilities"):
+            optimise_mixture([["a", "b"]], 2)
+
 
 class TestVerifierHoleAmplification:
     def test_no_hole_is_plain_pass_at_k(self):
@@ -273,6 +278,7 @@ class TestVerifierHoleAmplification:
             ((0.1, -0.1, 3), r"`h` must lie in \[0, 1\]; got h=.*-0.1"),
             ((0.1, 0.1, 0), r"`k` must be at least 1; got k=0"),
             ((0.1, 0.1, 1.5), r"`k` must hold whole numbers; got k=1.5"),
+            (([0.1, 0.2], [0.1, 0.2, 0.3], 2), r"`p`, `h` and `k` must broadcast together; got shapes \(2,\), \(3,\)"),
         ],
     )
     def test_errors(self, args, match):

@@ -439,7 +439,10 @@ class MixtureResult:
 
 
 def _solve_probabilities_iv(Q) -> np.ndarray:
-    q = np.asarray(Q, dtype=np.float64) if not isinstance(Q, np.ndarray) else Q.astype(np.float64)
+    try:
+        q = np.array(Q, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`Q` must be a 2-D array of solve probabilities; got {Q!r:.60}") from exc
     if q.ndim != 2 or 0 in q.shape:
         raise ValueError(f"`Q` must be a non-empty 2-D array (problems x strategies); got shape {q.shape}.")
     bad = ~((q >= 0.0) & (q <= 1.0))
@@ -573,5 +576,11 @@ def verifier_hole_amplification(p, h, k):
     karr = _int_array(k, "k")
     if (karr < 1).any():
         raise ValueError(f"`k` must be at least 1; got k={int(karr[karr < 1].ravel()[0])}.")
+    try:
+        parr, harr, karr = np.broadcast_arrays(parr, harr, karr)
+    except ValueError:
+        raise ValueError(
+            f"`p`, `h` and `k` must broadcast together; got shapes {parr.shape}, {harr.shape} and {karr.shape}."
+        ) from None
     out = 1.0 - ((1.0 - parr) * (1.0 - harr)) ** karr
     return float(out) if out.ndim == 0 else out
