@@ -89,6 +89,35 @@ class TestPopulationTarget:
             np.testing.assert_array_equal(s.ci.high, 0.0)
 
 
+class TestWilson:
+    def test_equals_binomial_wilson_on_one_sample_per_problem(self):
+        """With 0/1 per-problem values the interval is the Wilson score interval of scipy's binomtest."""
+        outcomes = {f"q{i}": [i % 7 < 2] for i in range(60)}
+        res = Results.from_outcomes(outcomes)
+        s = summarize(res, [1], 0.9, method="wilson")
+        ref = stats.binomtest(int(res.c.sum()), 60).proportion_ci(0.9, method="wilson")
+        assert (s.ci.low[0], s.ci.high[0]) == pytest.approx((ref.low, ref.high), rel=1e-12)
+
+    def test_keeps_its_width_when_every_problem_is_solved(self):
+        """All estimates 1: t collapses to [1, 1], Wilson gives [N / (N + z^2), 1]."""
+        res = counts(np.full(40, 10))
+        assert summarize(res, [1]).ci.low[0] == 1.0
+        low = summarize(res, [1, 3], method="wilson").ci.low
+        np.testing.assert_allclose(low, 40 / (40 + stats.norm.ppf(0.975) ** 2), rtol=1e-12)
+
+    @pytest.mark.parametrize(
+        ("kwargs", "message"),
+        [
+            ({"cluster": range(8)}, r"method='wilson' assumes independent problems"),
+            ({"target": "fixed"}, r"with target='fixed' use method='normal'"),
+        ],
+    )
+    def test_not_for_clusters_or_the_fixed_target(self, kwargs, message):
+        """Wilson bounds the variance of independent problems: refused with clusters and for the fixed target."""
+        with pytest.raises(ValueError, match=message):
+            summarize(SMALL, [1], method="wilson", **kwargs)
+
+
 class TestFixedTarget:
     def test_se_is_root_sum_of_within_variances(self):
         """SE = sqrt(sum V_hat_i) / N; the interval is normal whatever method was named."""
@@ -210,7 +239,7 @@ class TestErrors:
         [
             ({"level": 1.0}, ValueError, r"`level` must be a number strictly between 0 and 1.*level=1.0"),
             ({"level": "95%"}, ValueError, r"got level='95%'"),
-            ({"method": "wald"}, ValueError, r"`method` must be one of 't', 'normal', 'percentile', 'bca'; got method='wald'"),
+            ({"method": "wald"}, ValueError, r"`method` must be one of 't', 'normal', 'wilson', 'percentile', 'bca'; got method='wald'"),
             ({"target": "sample"}, ValueError, r"`target` must be 'population' or 'fixed'; got target='sample'"),
             ({"target": "fixed", "method": "bca"}, ValueError, r"with target='fixed' use method='normal'"),
             ({"target": "fixed", "cluster": range(8)}, ValueError, r"`cluster` only applies to target='population'"),

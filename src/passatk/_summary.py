@@ -13,7 +13,7 @@ from passatk.uncertainty import ConfidenceInterval, variance_estimate
 
 __all__ = ["Summary", "summarize", "METHODS", "TARGETS"]
 
-METHODS = ("t", "normal", "percentile", "bca")
+METHODS = ("t", "normal", "wilson", "percentile", "bca")
 TARGETS = ("population", "fixed")
 
 
@@ -26,9 +26,11 @@ def _level_iv(level, name: str = "level") -> float:
     return float(level)
 
 
-def _method_iv(method, target: str) -> str:
+def _method_iv(method, target: str, clustered: bool = False) -> str:
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {', '.join(map(repr, METHODS))}; got method={method!r}.")
+    if method == "wilson" and clustered:
+        raise ValueError("method='wilson' assumes independent problems; with `cluster` use 't' or a bootstrap.")
     if target == "fixed":
         if method not in ("t", "normal"):
             raise ValueError(
@@ -68,9 +70,29 @@ def _quantile(confidence_level: float, method: str, df: int) -> float:
     return float(stats.norm.ppf(upper) if method == "normal" else stats.t.ppf(upper, df))
 
 
-def _symmetric_interval(estimate, se, crit: float) -> ConfidenceInterval:
-    """``estimate ± crit·se``, clipped to [0, 1] where pass@k lives."""
-    return ConfidenceInterval(np.clip(estimate - crit * se, 0.0, 1.0), np.clip(estimate + crit * se, 0.0, 1.0))
+def _wilson(estimate: np.ndarray, big_n: int, confidence_level: float) -> ConfidenceInterval:
+    r"""All :math:`\mu` with :math:`(\bar x-\mu)^2 \le z^2\mu(1-\mu)/N`: the Wilson score interval.
+
+    Valid for the mean of any values in [0, 1], whose variance is at most
+    :math:`\mu(1-\mu)`; it stays inside [0, 1] and keeps its width when every
+    problem scores 0 (or 1).
+    """
+    z2 = _quantile(confidence_level, "normal", 0) ** 2 / big_n
+    centre = (estimate + z2 / 2) / (1 + z2)
+    half = np.sqrt(z2 * estimate * (1 - estimate) + z2**2 / 4) / (1 + z2)
+    return ConfidenceInterval(np.maximum(centre - half, 0.0), np.minimum(centre + half, 1.0))
+
+
+def _interval(summary_like: dict, confidence_level: float, method: str, n_resamples: int, seed):
+    """The interval by ``method``, and the bootstrap distribution when there is one."""
+    estimate, se = summary_like["estimate"], summary_like["se"]
+    if method in ("percentile", "bca"):
+        rng = np.random.default_rng(seed)
+        return _bootstrap(summary_like["values"], summary_like["codes"], confidence_level, method, n_resamples, rng)
+    if method == "wilson":
+        return _wilson(estimate, summary_like["values"].shape[0], confidence_level), None
+    crit = _quantile(confidence_level, method, summary_like["df"])
+    return ConfidenceInterval(np.clip(estimate - crit * se, 0.0, 1.0), np.clip(estimate + crit * se, 0.0, 1.0)), None
 
 
 # --------------------------------------------------------------------------- #
@@ -108,8 +130,11 @@ def _bootstrap(values, codes, confidence_level, method, n_resamples, rng):
 
     sums, sizes = _unit_sums(values, codes)
     g = sizes.size
-    weights = rng.multinomial(g, np.full(g, 1.0 / g), size=n_resamples).astype(np.float64)
-    dist = (weights @ sums) / (weights @ sizes)[:, None]
+    dist = np.empty((n_resamples, sums.shape[1]))
+    step = max(1, 2**21 // (g * sums.shape[1]))  # resamples per chunk: bounded memory
+    for start in range(0, n_resamples, step):
+        idx = rng.integers(0, g, size=(min(step, n_resamples - start), g))  # units drawn with replacement
+        dist[start : start + idx.shape[0]] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)[:, None]
     tail = (1 - confidence_level) / 2
     if method == "percentile":
         lo, hi = np.quantile(dist, [tail, 1 - tail], axis=0)
@@ -166,7 +191,7 @@ class Summary:
     level : float
         Confidence level of ``ci``.
     method : str
-        Interval method: ``"t"``, ``"normal"``, ``"percentile"`` or ``"bca"``.
+        Interval method: ``"t"``, ``"normal"``, ``"wilson"``, ``"percentile"`` or ``"bca"``.
     target : str
         ``"population"`` or ``"fixed"`` (see :func:`summarize`).
     clusters : int or None
@@ -212,12 +237,15 @@ class Summary:
         same call gives the same interval.
         """
         confidence_level = _level_iv(confidence_level, "confidence_level")
-        method = _method_iv(self.method if method is None else method, self.target)
-        if method in ("percentile", "bca"):
-            rng = np.random.default_rng(self._seed)
-            return _bootstrap(self.per_problem, self._codes, confidence_level, method, self._n_resamples, rng)[0]
-        df = (self.clusters or self.problems) - 1
-        return _symmetric_interval(self.estimate, self.se, _quantile(confidence_level, method, df))
+        method = _method_iv(self.method if method is None else method, self.target, self._codes is not None)
+        parts = {
+            "estimate": self.estimate,
+            "se": self.se,
+            "values": self.per_problem,
+            "codes": self._codes,
+            "df": (self.clusters or self.problems) - 1,
+        }
+        return _interval(parts, confidence_level, method, self._n_resamples, self._seed)[0]
 
     def to_dict(self) -> dict:
         """The ``--json`` record: problems, samples and, per k, estimate, se, ci and the variance split."""
@@ -281,9 +309,10 @@ def summarize(
         The k values, each ``<= n`` of every problem.
     level : float, default 0.95
         Confidence level of the interval.
-    method : {"t", "normal", "percentile", "bca"}, default "t"
+    method : {"t", "normal", "wilson", "percentile", "bca"}, default "t"
         ``"t"``: Student t with N-1 degrees of freedom (G-1 with clusters);
-        ``"normal"``: z (always, for the fixed target); ``"percentile"`` and ``"bca"``: bootstrap over
+        ``"normal"``: z (always, for the fixed target); ``"wilson"``: the
+        Wilson score interval, for pass@k near 0 or 1 (see Notes); ``"percentile"`` and ``"bca"``: bootstrap over
         problems (or over clusters), percentile or bias-corrected and
         accelerated.
     target : {"population", "fixed"}, default "population"
@@ -366,7 +395,7 @@ def summarize(
     if target not in TARGETS:
         raise ValueError(f"`target` must be 'population' or 'fixed'; got target={target!r}.")
     level = _level_iv(level)
-    method = _method_iv(method, target)
+    method = _method_iv(method, target, cluster is not None)
     ks_arr, _ = _ks_iv(ks)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 100:
         raise ValueError(f"`n_resamples` must be an integer >= 100; got n_resamples={n_resamples!r}.")
@@ -397,11 +426,8 @@ def summarize(
     var_within = vhat.sum(axis=0) / big_n**2
     var_between = np.maximum(spread_se**2 - var_within, 0.0)
     se = np.sqrt(var_within) if target == "fixed" else spread_se
-    dist = None
-    if method in ("percentile", "bca"):
-        ci, dist = _bootstrap(values, codes, level, method, n_resamples, np.random.default_rng(seed))
-    else:
-        ci = _symmetric_interval(estimate, se, _quantile(level, method, df))
+    parts = {"estimate": estimate, "se": se, "values": values, "codes": codes, "df": df}
+    ci, dist = _interval(parts, level, method, n_resamples, seed)
     return Summary(
         ks=tuple(int(k) for k in ks_arr),
         estimate=estimate,

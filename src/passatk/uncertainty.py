@@ -243,7 +243,9 @@ def variance_estimate(n, c, k):
         half = usable.sum()
         out[np.ix_(rows, usable)] = np.maximum(u[:, :half] ** 2 - u[:, half:], 0.0)
     one = (ks == 1) & (flat_n[:, None] >= 2)  # k = 1 in closed form, free of cancellation
-    out[one] = np.broadcast_to((flat_c * (flat_n - flat_c) / (flat_n**2 * (flat_n - 1.0)))[:, None], out.shape)[one]
+    with np.errstate(divide="ignore", invalid="ignore"):  # n = 1 rows are masked out
+        closed = flat_c * (flat_n - flat_c) / (flat_n**2 * (flat_n - 1.0))
+    out[one] = np.broadcast_to(closed[:, None], out.shape)[one]
     out = out.reshape(n_arr.shape + (ks.size,))
     if scalar_k:
         out = out[..., 0]
