@@ -125,7 +125,11 @@ class CurvesResult:
         return lines
 
     def plot(self):
-        """pass@k against k for every model (see :func:`passatk.plot.plot_curves`)."""
+        """pass@k against k for every model (see :func:`passatk.plot.plot_curves`).
+
+        The crossover is marked when there are exactly two models; with more,
+        the pairs are in :meth:`crossover_lines` and ``to_dict()``.
+        """
         from passatk.plot import plot_curves
 
         return plot_curves(

@@ -72,7 +72,10 @@ def score(
     as_json: JsonOption = False,
     level: LevelOption = 0.95,
     ci: Annotated[
-        str, typer.Option("--ci", help="Interval method: t, normal, percentile or bca (bootstrap over problems).")
+        str,
+        typer.Option(
+            "--ci", help="Interval method: t, normal, wilson (pass@k near 0 or 1), percentile or bca (bootstrap over problems)."
+        ),
     ] = "t",
     target: Annotated[
         str,
@@ -131,7 +134,7 @@ def curve(
     seed: Annotated[int, typer.Option("--seed", help="Seed of every bootstrap.")] = 0,
     as_json: JsonOption = False,
 ) -> None:
-    """pass@k against k (log2 grid) with 95% bands, crossings between models, and opt-in points beyond n."""
+    """pass@k against k (log2 grid) with confidence bands, crossings between models, and opt-in points beyond n."""
     from passatk._curves import curves
 
     models = load_models(files)

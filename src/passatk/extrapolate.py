@@ -53,6 +53,7 @@ class _Counts:
     @classmethod
     def of(cls, n: np.ndarray, c: np.ndarray) -> _Counts:
         from scipy import special
+
         pairs, index = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
         index = index.ravel()
         nj, cj = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
@@ -63,6 +64,7 @@ class _Counts:
 def _unpack(x: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(R, 3m-1)`` free parameters to alpha ``(R, m)``, beta ``(R, m)``, log-weights ``(R, m)``."""
     from scipy import special
+
     alpha, beta = np.exp(x[:, :m]), np.exp(x[:, m : 2 * m])
     logits = np.concatenate([np.zeros((x.shape[0], 1)), x[:, 2 * m :]], axis=1)
     return alpha, beta, logits - special.logsumexp(logits, axis=1, keepdims=True)
@@ -75,6 +77,7 @@ def _neg_log_likelihood(x: np.ndarray, w: np.ndarray, counts: _Counts, m: int) -
     each distinct (n, c) pair in each fit.
     """
     from scipy import special
+
     x = x.reshape(w.shape[0], 3 * m - 1)
     alpha, beta, log_pi = _unpack(x, m)
     a, b = alpha[:, None, :], beta[:, None, :]  # (R, 1, m)
@@ -100,6 +103,7 @@ def _maximise(x0: np.ndarray, w: np.ndarray, counts: _Counts, m: int) -> np.ndar
     shared line search stalls, so they are fitted one row at a time.
     """
     from scipy import optimize
+
     bounds = [(-_LOG_BOUND, _LOG_BOUND)] * (2 * m) + [(-_LOGIT_BOUND, _LOGIT_BOUND)] * (m - 1)
     blocks = [slice(0, w.shape[0])] if m == 1 else [slice(r, r + 1) for r in range(w.shape[0])]
     out = np.empty((w.shape[0], 3 * m - 1))
@@ -125,16 +129,12 @@ def _starts(n: np.ndarray, c: np.ndarray, m: int) -> np.ndarray:
     one = np.log([mean * conc, (1 - mean) * conc])
     if m == 1:
         return one[None, :]
-    starts = []
-    order = np.sort(p)
-    for spread in (0.5, 1.0, 2.0):
-        # components centred on the m quantile groups of the observed rates, each with concentration conc*spread
-        groups = np.array_split(order, m)
-        means = np.clip([g.mean() for g in groups], 0.02, 0.98)
-        log_a = np.log(means * conc * spread)
-        log_b = np.log((1 - means) * conc * spread)
-        starts.append(np.concatenate([log_a, log_b, np.zeros(m - 1)]))
-    return np.array(starts)
+    # components centred on the m quantile groups of the observed rates, at three concentrations
+    means = np.clip([g.mean() for g in np.array_split(np.sort(p), m)], 0.02, 0.98)
+    return np.array([
+        np.concatenate([np.log(means * conc * spread), np.log((1 - means) * conc * spread), np.zeros(m - 1)])
+        for spread in (0.5, 1.0, 2.0)
+    ])
 
 
 def _canonical(x: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -148,6 +148,7 @@ def _canonical(x: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
 def _pass_at_k_under(alpha: np.ndarray, beta: np.ndarray, weights: np.ndarray, ks: np.ndarray) -> np.ndarray:
     """``1 - sum_m pi_m B(alpha_m, beta_m + k) / B(alpha_m, beta_m)``: ``(R, m)`` parameters to ``(R, K)``."""
     from scipy import special
+
     a, b = alpha[:, :, None], beta[:, :, None]
     miss = np.exp(special.betaln(a, b + ks[None, None, :]) - special.betaln(a, b))
     return 1.0 - (weights[:, :, None] * miss).sum(axis=1)
