@@ -95,7 +95,9 @@ def _rewards_iv(aac, rewards, flat: bool, estimator: str):
         raise TypeError(f"`rewards` must hold bool, integer or real numbers; got dtype {rewards.dtype}.")
 
     if flat and rewards.ndim != 1:
-        raise ValueError(f"with `index`, `rewards` must be 1-D (one reward per sample); got shape {tuple(rewards.shape)}.")
+        raise ValueError(
+            f"with `index`, `rewards` must be 1-D (one reward per sample); got shape {tuple(rewards.shape)}."
+        )
     if not flat and rewards.ndim != 2:
         raise ValueError(
             f"`rewards` must have shape (prompts, samples); got shape {tuple(rewards.shape)}. "
@@ -129,7 +131,9 @@ def _groups_iv(aac, index, size: int):
     try:
         unique, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
     except TypeError as exc:
-        raise TypeError(f"`index` labels must be mutually comparable (all strings or all integers); got {labels[:5]!r}") from exc
+        raise TypeError(
+            f"`index` labels must be mutually comparable (all strings or all integers); got {labels[:5]!r}"
+        ) from exc
     return unique, inverse.reshape(-1), counts
 
 
@@ -252,6 +256,10 @@ def pass_at_k_weights(rewards, k, estimator="loo_minus_one", index=None):
     get identical weights, whatever their order.  No subsets are enumerated
     and no binomial coefficient is formed in floating point.
 
+    Validation and the per-group counts are read on the host (a few small
+    transfers for GPU tensors), so the function runs eagerly: it cannot be
+    traced by ``jax.jit`` or ``torch.compile``.
+
     ``sum_i w_i`` is :math:`k\,\widehat{\mathrm{pass@}k}` for ``"unbiased"``.
     Losses that *average* over the n samples of a group (GRPO-style) want
     ``n * w_i``; the veRL and TRL adapters return that.  The weights are not
@@ -288,7 +296,9 @@ def pass_at_k_weights(rewards, k, estimator="loo_minus_one", index=None):
     estimator = _estimator_iv(estimator)
     rewards, xp, kind, binary = _rewards_iv(aac, rewards, index is not None, estimator)
     device = aac.device(rewards)
-    out_dtype = rewards.dtype if kind == "float" else xp.__array_namespace_info__().default_dtypes(device=device)["real floating"]
+    out_dtype = rewards.dtype
+    if kind != "float":
+        out_dtype = xp.__array_namespace_info__().default_dtypes(device=device)["real floating"]
 
     def weights_of(block):
         if binary:
@@ -469,7 +479,9 @@ def k_schedule(step, *, k_start, switch_step, k_end=1, ramp_steps=0):
         if value < low:
             raise ValueError(f"`{name}` must be at least {low}; got {name}={value}.")
     if k_end > k_start:
-        raise ValueError(f"`k_end` must not exceed `k_start` (k is annealed downwards); got k_start={k_start}, k_end={k_end}.")
+        raise ValueError(
+            f"`k_end` must not exceed `k_start` (k is annealed downwards); got k_start={k_start}, k_end={k_end}."
+        )
     if step < switch_step:
         return int(k_start)
     if step >= switch_step + ramp_steps:
