@@ -160,12 +160,14 @@ class Sandbox:
         for path in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"):
             argv += ["--ro-bind-try", path, path]
         prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix)}
-        for path in sorted(prefixes) + [os.path.realpath(b) for b in self.binds]:
+        for path in sorted(prefixes):
             if not path.startswith("/usr/"):
                 argv += ["--ro-bind", path, path]
         argv += ["--ro-bind", str(WORKER), _IN_SANDBOX, "--proc", "/proc", "--dev", "/dev"]
-        argv += ["--size", str(_TMP_BYTES), "--tmpfs", "/tmp", "--chdir", "/tmp"]
-        return argv + ["--", python, "-I", "-S", "-B", _IN_SANDBOX]
+        argv += ["--size", str(_TMP_BYTES), "--tmpfs", "/tmp"]
+        for path in self.binds:  # after /tmp, so that binds below /tmp stay visible
+            argv += ["--ro-bind", os.path.realpath(path), os.path.realpath(path)]
+        return argv + ["--chdir", "/tmp", "--", python, "-I", "-S", "-B", _IN_SANDBOX]
 
 
 def _worker_env(python: str, home: str) -> dict[str, str]:

@@ -91,6 +91,11 @@ def _setup(cfg):
     dumpable_off = _prctl(PR_SET_DUMPABLE, 0)  # samples of the same uid cannot ptrace or read our fds
     subreaper = _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of samples come back to us, to be killed and reaped
     network = cfg["pidns"] or _unshare_network()
+    import builtins
+
+    for name in ("exit", "quit"):  # what ``site`` would add; samples call them
+        if not hasattr(builtins, name):
+            setattr(builtins, name, sys.exit)
     cfg["base"] = tempfile.mkdtemp(prefix="passatk-run-", dir=cfg.get("tmp") or None)
     # kill(-1) is only safe when we are alone in a pid namespace with our samples.
     cfg["kill_all"] = bool(cfg["pidns"]) and os.getpid() < 16
@@ -538,7 +543,7 @@ def _wipe(cfg):
     if cfg["pidns"]:
         for entry in os.listdir(cfg["tmp"]):
             full = os.path.join(cfg["tmp"], entry)
-            if full != cfg["base"]:
+            if full != cfg["base"] and not os.path.ismount(full):
                 if os.path.isdir(full) and not os.path.islink(full):
                     shutil.rmtree(full, ignore_errors=True)
                 else:

@@ -1,0 +1,161 @@
+"""Hostile samples: each must end as a non-pass, the run must finish, and nothing may linger."""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from passatk.execute import Limits, SandboxedWorker, SandboxError, plan_sandbox
+from passatk.execute.pool import LocalPool
+
+SIGNATURE = "def add(a, b):\n    return a + b\n"
+TEST = "\nassert add(2, 3) == 5\n"
+
+
+def _plan(mode):
+    try:
+        return plan_sandbox(mode, quiet=True)
+    except SandboxError as exc:
+        pytest.skip(f"bubblewrap does not work on this machine: {exc}")
+
+
+@pytest.fixture(scope="module", params=["bwrap", "process"])
+def plan(request):
+    return _plan(request.param)
+
+
+def _worker_pids() -> set[int]:
+    """Processes running a passatk worker (sample children inherit its command line)."""
+    found = set()
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"worker.py" in cmd and b"passatk" in cmd:
+            found.add(int(entry))
+    return found
+
+
+def _run(plan, sources, timeout=1.0):
+    """Evaluate python programs through the pool; return {index: verdict}."""
+    jobs = [{"key": str(i), "kind": "python", "source": SIGNATURE + s + TEST} for i, s in enumerate(sources)]
+    out = {}
+    LocalPool(plan, Limits(timeout=timeout, memory_mb=512, wall_factor=3, pids=32), workers=2).run(
+        jobs, lambda v: out.__setitem__(int(v["key"]), v)
+    )
+    return out
+
+
+FORGERIES = {
+    "sys.exit(0)": "import sys\nsys.exit(0)\n",
+    "os._exit(0)": "import os\nos._exit(0)\n",
+    "SystemExit in atexit": "import atexit, sys\natexit.register(lambda: sys.exit(0))\nraise ValueError('x')\n",
+    "closed stdout": "import os, sys\nsys.stdout.close()\nos.close(1)\nraise ValueError('x')\n",
+    "printed markers": "print('passed')\nprint('{\"passed\": true}')\nraise AssertionError\n",
+    "every fd written": "import os\nfor fd in range(3, 256):\n    try:\n        os.write(fd, b'passed\\n')\n    except OSError:\n        pass\nraise AssertionError\n",
+    "kill the parent": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",
+    "kill everything": "import os, signal\ntry:\n    os.kill(-1, signal.SIGKILL)\nexcept OSError:\n    pass\nraise AssertionError\n",
+    "KeyboardInterrupt": "raise KeyboardInterrupt\n",
+}
+
+
+class TestForgedPasses:
+    def test_no_forgery_counts_as_passed(self, plan):
+        """Exits, atexit tricks, closed stdout, printed markers and killed parents are never a pass."""
+        before = _worker_pids()
+        sources = list(FORGERIES.values())
+        if plan.mode == "process":  # kill(-1) outside a pid namespace would hit this test run itself
+            sources.remove(FORGERIES["kill everything"])
+        verdicts = _run(plan, sources + ["pass\n"])
+        honest = verdicts.pop(len(sources))
+        assert honest["status"] == "passed"
+        for i, v in verdicts.items():
+            assert v["status"] != "passed", (sources[i], v)
+        assert _worker_pids() <= before
+
+
+class TestContainment:
+    def test_filesystem_network_and_resources(self, plan, tmp_path):
+        """Reads and writes outside, a loopback connection, fork and memory bombs, output floods all fail."""
+        if plan.mode != "bwrap":
+            pytest.skip("the filesystem and network are isolated only under bubblewrap")
+        secret = tmp_path / "secret.txt"
+        secret.write_text("s3cret")
+        target = tmp_path / "written.txt"
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        attacks = {
+            "read outside": f"data = open({str(secret)!r}).read()\nassert data == 's3cret'\n",
+            "write outside": f"open({str(target)!r}, 'w').write('x')\n",
+            "write to /usr": "open('/usr/passatk-was-here', 'w').write('x')\n",
+            "loopback": f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=1)\n",
+            "fork bomb": "import os\nwhile True:\n    os.fork()\n",
+            "memory bomb": "x = []\nwhile True:\n    x.append(bytearray(1 << 24))\n",
+            "output flood": "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * (1 << 20))\n    sys.stderr.write('y' * (1 << 20))\nraise AssertionError\n",
+        }
+        start = time.monotonic()
+        verdicts = _run(plan, list(attacks.values()))
+        server.close()
+        for name, v in zip(attacks, (verdicts[i] for i in range(len(attacks)))):
+            assert v["status"] != "passed", (name, v)
+        assert not target.exists()
+        assert not Path("/usr/passatk-was-here").exists()
+        assert verdicts[list(attacks).index("memory bomb")]["status"] == "oom"
+        assert time.monotonic() - start < 30
+
+    def test_loops_and_daemons_die(self, plan):
+        """An infinite loop that ignores signals times out; a setsid daemon does not survive its run."""
+        before = _worker_pids()
+        attacks = [
+            "import signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGXCPU, signal.SIGHUP):\n"
+            "    signal.signal(s, signal.SIG_IGN)\nwhile True:\n    pass\n",
+            "import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(600)\n    os._exit(0)\n",
+            "import time\ntime.sleep(600)\n",
+        ]
+        start = time.monotonic()
+        verdicts = _run(plan, attacks, timeout=0.5)
+        assert verdicts[0]["status"] == "timeout"
+        assert verdicts[2]["status"] == "timeout"  # wall-clock backstop: 0.5 s x 3 + 1 s
+        assert time.monotonic() - start < 20
+        assert _worker_pids() <= before
+
+    def test_process_count_is_bounded(self, plan):
+        """A fork bomb meets the process-count guard (cgroup pids.max or RLIMIT_NPROC) quickly."""
+        if plan.pids_guard is None:
+            pytest.skip("no process-count guard on this machine (see the sandbox warning)")
+        program = "import os\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n            import time\n            time.sleep(60)\n        n += 1\nexcept OSError:\n    pass\nassert n < 100, n\n"
+        with SandboxedWorker(plan, Limits(timeout=2, pids=32)) as w:
+            (v,) = list(w.run_batch([{"key": "b", "kind": "python", "source": program}]))
+        assert v["status"] == "passed", v  # the assertion inside saw fork() refused before 100
+
+
+def test_tmp_is_private_between_samples():
+    """A file a sample leaves in /tmp is gone before the next sample of the same worker runs."""
+    plan = _plan("bwrap")
+    jobs = [
+        {"key": "w", "kind": "python", "source": "open('/tmp/left-behind', 'w').write('x')\n"},
+        {"key": "r", "kind": "python", "source": "import os\nassert not os.path.exists('/tmp/left-behind')\n"},
+    ]
+    with SandboxedWorker(plan, Limits(timeout=1)) as w:
+        assert [v["status"] for v in w.run_batch(jobs)] == ["passed", "passed"]
+
+
+def test_host_tmp_untouched_in_bwrap():
+    """Under bubblewrap the host's temporary directory is not the sandbox's /tmp."""
+    plan = _plan("bwrap")
+    marker = Path(tempfile.gettempdir()) / f"passatk-host-{os.getpid()}"
+    marker.write_text("host")
+    try:
+        src = f"import os\nassert not os.path.exists({str(marker)!r})\n"
+        with SandboxedWorker(plan, Limits(timeout=1)) as w:
+            assert [v["status"] for v in w.run_batch([{"key": "t", "kind": "python", "source": src}])] == ["passed"]
+    finally:
+        marker.unlink()
