@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from passatk.estimators import _pass_table_lookup
+from passatk.estimators import _order_weights, _pass_table_lookup
 
 # estimator -> (order m of the leave-one-out baseline, its scale) as functions of (n, k).
 # "unbiased" and "chen" have no baseline.  "loo_minus_one" at k = 1 has an empty
@@ -31,15 +31,8 @@ def pass_of_others(n: int, c: np.ndarray, m: int) -> np.ndarray:
 
 
 def order_weights(n: int, m: int) -> np.ndarray:
-    r"""``mu_j = C(j-1, m-1) / C(n, m)`` for j = 1..n: the chance that the j-th smallest is the max of m.
-
-    Built from :math:`\mu_n = m/n`, :math:`\mu_{j-1} = \mu_j (j-m)/(j-1)`.
-    """
-    mu = np.empty(n)
-    mu[-1] = m / n
-    j = np.arange(n, 1, -1, dtype=np.int64)
-    mu[:-1] = (m / n * np.cumprod(np.maximum(j - m, 0) / (j - 1)))[::-1]
-    return mu
+    r"""``mu_j = C(j-1, m-1) / C(n, m)`` for j = 1..n: the chance that the j-th smallest is the max of m."""
+    return _order_weights(n, np.array([m]))[0]
 
 
 # --------------------------------------------------------------------------- #

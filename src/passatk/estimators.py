@@ -370,10 +370,19 @@ def max_at_k(rewards, k):
     ks, scalar_k = _ks_iv(k)
     n = r.shape[-1]
     _check_k_le_n(np.array([n]), ks, None)
+    out = np.sort(r, axis=-1) @ _order_weights(n, ks).T
+    return _finish(out, r.shape[:-1], scalar_k)
+
+
+def _order_weights(n: int, ks: np.ndarray) -> np.ndarray:
+    r"""``C(i-1, k-1) / C(n, k)`` for i = 1..n and each k: shape ``(len(ks), n)``.
+
+    The chance that the i-th smallest of n samples is the maximum of a random
+    k-subset, from :math:`w_n = k/n`, :math:`w_{i-1} = w_i (i-k)/(i-1)`.
+    """
     i = np.arange(n, 1, -1, dtype=np.int64)  # i = n..2, step w_i -> w_{i-1}
     ratios = np.maximum(i - ks[:, None], 0) / (i - 1)
     w = np.empty((ks.size, n))
     w[:, -1] = ks / n
     w[:, :-1] = (ks[:, None] / n * np.cumprod(ratios, axis=1))[:, ::-1]
-    out = np.sort(r, axis=-1) @ w.T
-    return _finish(out, r.shape[:-1], scalar_k)
+    return w
