@@ -60,7 +60,7 @@ class TestHumanEval:
         with gzip.open(shared_data / "humaneval" / "codegen-16b-mono_t0.8_n100.samples.jsonl.gz", "rt") as fh:
             rows = [json.loads(line) for line in fh]
         samples = [r for r in rows if r["task_id"] in wanted]
-        samples = [s for t in sorted(wanted) for s in [x for x in samples if x["task_id"] == t][:15]]
+        samples = [s for t in sorted(wanted) for s in [x for x in samples if x["task_id"] == t][:8]]
         res = evaluate(samples, dataset="humaneval", workers=2)
         theirs = [check_correctness(problems[s["task_id"]], s["completion"], 3.0)["passed"] for s in samples]
         assert [r["passed"] for r in res.records] == theirs
@@ -158,7 +158,7 @@ class TestJournal:
         """Killed with SIGKILL halfway, a rerun ends with exactly the uninterrupted run's verdicts."""
         samples = []
         for i, p in enumerate(HUMANEVAL[:12]):
-            slow = f"    import time\n    t = time.process_time()\n    while time.process_time() - t < 0.15: pass\n"
+            slow = f"    import time\n    t = time.process_time()\n    while time.process_time() - t < 0.05: pass\n"
             samples.append({"task_id": p["task_id"], "completion": slow + p["canonical_solution"]})
             samples.append({"task_id": p["task_id"], "completion": f"    return {i}\n"})
         path = _write(tmp_path / "s.jsonl", samples)
@@ -167,12 +167,12 @@ class TestJournal:
         proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
         journal = Path(str(path) + "_results.jsonl.journal")
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (not journal.exists() or journal.read_text().count("\n") < 5):
+        while time.monotonic() < deadline and (not journal.exists() or journal.read_text().count("\n") < 3):
             time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         done_before = len(Journal(journal).verdicts)
-        assert 5 <= done_before < 24
+        assert 3 <= done_before < 24
         assert not Path(str(path) + "_results.jsonl").exists()  # only written, atomically, at the end
         resumed = evaluate(path, dataset="humaneval", workers=1)
         assert resumed.reused == done_before and resumed.executed == 24 - done_before
@@ -227,7 +227,7 @@ class TestCLI:
 
     def test_demo(self, tmp_path):
         """`passatk demo -n 2` evaluates canonical solutions and mutants and prints pass@k with error bars."""
-        result = CliRunner().invoke(app, ["demo", "-n", "2", "--out-dir", str(tmp_path), "--json", "--quiet", "--workers", "2"])
+        result = CliRunner().invoke(app, ["demo", "-n", "2", "--out-dir", str(tmp_path), "--json", "--quiet", "--workers", "2", "--timeout", "0.5"])
         assert result.exit_code == 0, result.output
         rec = json.loads(result.stdout)["demo_samples"]
         assert rec["problems"] == 164 and rec["samples"] == 328

@@ -22,6 +22,8 @@ from passatk._crossover import CrossoverResult, crossover
 from passatk._curves import CurvesResult, curves
 from passatk import extrapolate  # public submodule: model-based pass@k beyond n
 from passatk import rl  # public submodule: pass@k-aware RL weights (numpy, torch, jax)
+from passatk import execute  # public submodule: sandbox, workers, journal, task adapters
+from passatk.execute import EvaluationResult, evaluate
 
 __all__ = [
     "Comparison",
@@ -29,6 +31,7 @@ __all__ = [
     "CrossoverResult",
     "CurvesResult",
     "DuplicateSamplesWarning",
+    "EvaluationResult",
     "PlanResult",
     "Results",
     "ResultsFormatError",
@@ -37,6 +40,8 @@ __all__ = [
     "compare_all",
     "crossover",
     "curves",
+    "evaluate",
+    "execute",
     "extrapolate",
     "load_results",
     "max_at_k",

