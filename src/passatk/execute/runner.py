@@ -103,6 +103,8 @@ def evaluate(
     binds: Sequence[str] = (),
     fresh: bool = False,
     progress: Callable[[int, int, int], None] | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> EvaluationResult:
     """Run every sample against its problem's tests in the sandbox and collect the verdicts.
 
@@ -138,6 +140,13 @@ def evaluate(
         Ignore (and delete) an existing journal.
     progress : callable, optional
         Called as ``progress(done, total, passed)`` in samples after each verdict.
+    backend : {"local", "ray"}, default "local"
+        Where the workers run: on this machine, or as Ray actors
+        (:class:`~passatk.execute.ray_backend.RayPool`, ``pip install 'passatk[ray]'``);
+        the verdicts, journal and results file are the same.
+    ray_address : str, optional
+        The Ray cluster for ``backend="ray"``; default: Ray as already initialised
+        in this process, else a local cluster started for the run.
 
     Returns
     -------
@@ -152,6 +161,10 @@ def evaluate(
     """
     start = time.monotonic()
     limits = Limits(timeout=timeout, memory_mb=memory_mb)
+    if backend not in ("local", "ray"):
+        raise ValueError(f"`backend` must be one of local, ray; got {backend!r}.")
+    if ray_address is not None and backend != "ray":
+        raise ValueError(f"`ray_address` needs backend='ray'; got ray_address={ray_address!r} with backend={backend!r}.")
     if isinstance(verifier, str):
         verifier = shlex.split(verifier)
     if verifier is not None and not verifier:
@@ -204,7 +217,12 @@ def evaluate(
     if progress:
         progress(done, len(rows), passed)
     try:
-        LocalPool(plan, limits, workers).run(todo, on_verdict)
+        if backend == "ray":
+            from passatk.execute.ray_backend import RayPool
+
+            RayPool(plan, limits, workers, address=ray_address).run(todo, on_verdict)
+        else:
+            LocalPool(plan, limits, workers).run(todo, on_verdict)
     finally:
         if journal:
             journal.close()

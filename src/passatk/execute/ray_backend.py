@@ -1,0 +1,283 @@
+"""Past one machine: the same warm sandboxed workers, as Ray actors.
+
+:class:`RayPool` is a drop-in for :class:`~passatk.execute.pool.LocalPool`:
+``run(jobs, on_verdict)`` evaluates the jobs and calls ``on_verdict`` once per
+job, so :func:`~passatk.execute.runner.evaluate` keeps its journal, its
+deduplication and its results file unchanged (``backend="ray"``).
+
+Each actor owns one warm worker under the sandbox plan of the driver and runs
+whole batches in it through a one-worker ``LocalPool``: the verdicts, and what
+happens when a program kills its worker, come from the very code the local
+backend runs. Nothing is executed outside the sandbox.
+
+Faults. An actor that dies (its process killed, its node lost) is restarted by
+Ray, with a fresh sandbox, and the batch it held is run again there
+(``max_restarts`` / ``max_task_retries``). A batch's verdicts reach the driver
+only as the return value of the call that completed, so a batch cut short
+gives nothing and its rerun gives each verdict once. If the driver itself
+dies, the journal of :func:`evaluate` holds every verdict it had received.
+
+Back-pressure. Jobs are pulled from their iterable only when a batch can be
+submitted, and at most ``max_in_flight`` batches are outstanding, so the
+number of Ray futures (and of jobs held by the driver for Ray) stays bounded
+however many samples there are.
+
+Install with ``pip install 'passatk[ray]'``; every node of a cluster needs
+passatk (and bubblewrap, when the driver's plan uses it) installed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+
+from passatk.execute.pool import LocalPool
+from passatk.execute.sandbox import Limits, Sandbox, SandboxError, plan_sandbox
+
+__all__ = ["RayPool", "ray_session"]
+
+
+def _import_ray(local: bool):
+    """Import Ray, or say how to install it; a local cluster stays on loopback and sends no usage stats."""
+    if local and "ray" not in sys.modules:
+        # Ray reads these when it is imported; both are inherited by the processes it starts.
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        # On Linux Ray binds a single-node cluster to the machine's outward address; this
+        # switch (Ray's default on macOS and Windows) keeps it on 127.0.0.1.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    try:
+        import ray
+    except ImportError:
+        raise ImportError("the Ray backend needs Ray: pip install 'passatk[ray]'.") from None
+    return ray
+
+
+@contextmanager
+def ray_session(address: str | None = None, *, num_cpus: int | None = None) -> Iterator:
+    """Ray, connected for the duration of the block.
+
+    Uses the Ray of this process as it is when it is already initialised;
+    otherwise connects to the cluster at ``address`` (``"auto"``, ``"ray://host:10001"``,
+    ``"host:6379"``), or, when ``address`` is None, starts a local cluster on
+    loopback with ``num_cpus`` CPUs (default: all), no dashboard and no usage
+    statistics. What the block started or connected is shut down at its end.
+
+    Yields
+    ------
+    module
+        The ``ray`` module.
+    """
+    ray = _import_ray(local=address is None)
+    if ray.is_initialized():
+        yield ray
+        return
+    if address is None:
+        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, configure_logging=False, log_to_driver=False)
+    else:
+        ray.init(address=address, configure_logging=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+class _WarmPool(LocalPool):
+    """A one-worker :class:`LocalPool` whose worker stays warm from one ``run`` to the next."""
+
+    def _start_worker(self) -> None:
+        if self._workers:  # the warm worker of the previous batch
+            self._top_up(next(iter(self._workers.values())))
+        else:  # the first one, or a replacement for one a program killed
+            super()._start_worker()
+
+    def close(self) -> None:
+        """Kept warm: ``run`` ends here after every batch."""
+
+    def shutdown(self) -> None:
+        """Stop the worker."""
+        LocalPool.close(self)
+
+
+class _SandboxActor:
+    """One warm sandboxed worker on a Ray node (wrapped by ``ray.remote`` at run time).
+
+    The node plans its own sandbox in the driver's resolved mode, so a driver
+    under bubblewrap never gets a node that falls back to plain processes
+    (:func:`plan_sandbox` raises there instead).
+    """
+
+    def __init__(self, mode: str, binds: Sequence[str], limits: Limits):
+        self._mode, self._binds, self._limits = mode, tuple(binds), limits
+        self.sandbox = plan_sandbox(mode, self._binds, quiet=True)
+        self.pool = _WarmPool(self.sandbox, limits, 1)
+        self.pool._start_worker()
+
+    def info(self) -> tuple[int, Sandbox]:
+        """This actor's process id and sandbox plan."""
+        return os.getpid(), self.sandbox
+
+    def run(self, jobs: list[dict]) -> list[dict]:
+        """The verdict records of ``jobs``, one per job, in the order decided."""
+        verdicts: list[dict] = []
+        try:
+            self.pool.run(jobs, verdicts.append)
+        except BaseException:
+            self.pool.shutdown()  # its queue still holds this batch: start clean
+            self.pool = _WarmPool(self.sandbox, self._limits, 1)
+            raise
+        return verdicts
+
+    def close(self) -> None:
+        """Stop the worker (its cgroup, if any, is removed)."""
+        self.pool.shutdown()
+
+
+def _batches(jobs: Iterable[dict], size: int) -> Iterator[list[dict]]:
+    """Consecutive lists of ``size`` jobs (the last may be shorter), pulled lazily."""
+    it = iter(jobs)
+    return iter(lambda: list(itertools.islice(it, size)), [])
+
+
+def _count_iv(name: str, value, floor: int) -> int:
+    """``value`` if it is an integer >= ``floor``; else a TypeError or ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"`{name}` must be an integer; got {name}={value!r}.")
+    if value < floor:
+        raise ValueError(f"`{name}` must be an integer >= {floor}; got {name}={value!r}.")
+    return value
+
+
+class RayPool:
+    """Warm sandboxed workers as Ray actors, fed batch by batch with bounded in-flight work.
+
+    Parameters
+    ----------
+    sandbox : Sandbox
+        The driver's plan (from :func:`plan_sandbox`); every node uses the same mode.
+    limits : Limits
+    workers : int, optional
+        Actors, one warm sandbox and one CPU each. Default: the CPUs of the cluster.
+    address : str, optional
+        Ray cluster to use; default: Ray as already initialised in this process,
+        else a local cluster started for the run (see :func:`ray_session`).
+    batch : int, default 16
+        Jobs per actor call: large enough to amortise Ray's per-call cost, small
+        enough that a lost actor redoes little.
+    max_in_flight : int, optional
+        Batches submitted and not yet collected, at most. Default: twice the
+        actors, so every actor has its next batch queued while it runs one.
+    max_retries : int, default 3
+        Restarts of a dead actor and reruns of the batch it held.
+
+    Attributes
+    ----------
+    pids : list of int
+        Process ids of the actors as started (for diagnostics and tests).
+    peak_in_flight : int
+        The most batches outstanding at once during the last :meth:`run`.
+    """
+
+    def __init__(self, sandbox: Sandbox, limits: Limits, workers: int | None = None, *, address: str | None = None,
+                 batch: int = 16, max_in_flight: int | None = None, max_retries: int = 3):
+        self.sandbox, self.limits, self.address = sandbox, limits, address
+        if isinstance(workers, bool) or not (workers is None or (isinstance(workers, int) and workers >= 1)):
+            raise ValueError(f"`workers` must be an integer >= 1; got workers={workers!r}.")
+        self.n_workers = workers
+        self.batch = _count_iv("batch", batch, 1)
+        self.max_in_flight = None if max_in_flight is None else _count_iv("max_in_flight", max_in_flight, 1)
+        self.max_retries = _count_iv("max_retries", max_retries, 0)
+        self.pids: list[int] = []
+        self.peak_in_flight = 0
+
+    def run(self, jobs: Iterable[dict], on_verdict: Callable[[dict], None]) -> None:
+        """Evaluate ``jobs`` on the cluster, calling ``on_verdict(record)`` once per job.
+
+        Raises
+        ------
+        SandboxError
+            When an actor cannot start its sandbox, a batch's actor died more than
+            ``max_retries`` times, or the workers of an actor keep dying.
+        ImportError
+            When Ray is not installed.
+        """
+        jobs = iter(jobs)
+        first = next(jobs, None)
+        if first is None:
+            return
+        with ray_session(self.address, num_cpus=self.n_workers) as ray:
+            actors = self._start_actors(ray)
+            try:
+                self._drive(ray, actors, itertools.chain([first], jobs), on_verdict)
+            finally:
+                self._stop_actors(ray, actors)
+
+    def _start_actors(self, ray) -> list:
+        count = self.n_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        remote = ray.remote(num_cpus=1, max_restarts=self.max_retries, max_task_retries=self.max_retries)(_SandboxActor)
+        actors = [remote.remote(self.sandbox.mode, self.sandbox.binds, self.limits) for _ in range(count)]
+        try:
+            infos = ray.get([a.info.remote() for a in actors])
+        except ray.exceptions.RayError as exc:
+            self._stop_actors(ray, actors)
+            raise SandboxError(f"a Ray worker could not start its sandbox: {_cause(exc)}") from None
+        self.pids = [pid for pid, _ in infos]
+        return actors
+
+    def _stop_actors(self, ray, actors: list) -> None:
+        for ref in [a.close.remote() for a in actors]:
+            try:
+                ray.get(ref, timeout=10)
+            except ray.exceptions.RayError:
+                pass  # a dead actor has nothing to close
+        for actor in actors:
+            ray.kill(actor)
+
+    def _drive(self, ray, actors: list, jobs: Iterable[dict], on_verdict: Callable[[dict], None]) -> None:
+        """Submit batches to the least loaded actor, never more than ``max_in_flight`` at once."""
+        limit = self.max_in_flight or 2 * len(actors)
+        batches = _batches(jobs, self.batch)
+        pending: dict = {}  # ObjectRef -> actor index
+        load = [0] * len(actors)
+        more = True
+        self.peak_in_flight = 0
+        while True:
+            while more and len(pending) < limit:
+                chunk = next(batches, None)
+                if chunk is None:
+                    more = False
+                    break
+                i = load.index(min(load))
+                pending[actors[i].run.remote(chunk)] = i
+                load[i] += 1
+            self.peak_in_flight = max(self.peak_in_flight, len(pending))
+            if not pending:
+                return
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                load[pending.pop(ref)] -= 1
+                for verdict in self._collect(ray, ref):
+                    on_verdict(verdict)
+
+    def _collect(self, ray, ref) -> list[dict]:
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayActorError as exc:
+            raise SandboxError(
+                f"a Ray worker died {self.max_retries + 1} times while running one batch ({_cause(exc)}); "
+                "the verdicts received so far are in the journal, and a rerun resumes from there."
+            ) from None
+        except ray.exceptions.RayTaskError as exc:
+            cause = exc.cause
+            if isinstance(cause, SandboxError):
+                raise SandboxError(str(cause)) from None
+            raise
+
+
+def _cause(exc: BaseException) -> str:
+    """The first line of what Ray says about a failure, for a one-line message."""
+    cause = getattr(exc, "cause", None)
+    text = str(cause if isinstance(cause, BaseException) else exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
