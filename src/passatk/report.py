@@ -89,8 +89,8 @@ def compare_table(records: Sequence[dict]):
             row = [
                 pair,
                 k,
-                f"{e['difference']:+.4f}\n± {e['se']:.4f}",
-                f"[{e['ci'][0]:+.4f},\n {e['ci'][1]:+.4f}]",
+                f"{e['difference']:+.4f} ± {e['se']:.4f}",
+                f"[{e['ci'][0]:+.4f}, {e['ci'][1]:+.4f}]",
                 _p_text(e["p_value"]) + mark,
             ]
             if holm:
