@@ -34,6 +34,7 @@ import argparse
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -101,10 +102,10 @@ def humaneval_results(workers: int) -> Results:
     if not out.exists():
         samples = DATA / "humaneval" / "codegen-16b-mono_t0.8_n100.samples.jsonl.gz"
         cmd = [sys.executable, "-m", "passatk.cli", "evaluate", str(samples), "--dataset", "humaneval",
-               "--workers", str(workers), "--output", str(out), "--json"]
+               "--workers", str(workers), "--out", str(out), "--quiet", "--json"]
         print("  running: " + " ".join(cmd), file=sys.stderr)
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return load_results(out)
+    return replace(load_results(out), name="CodeGen-Mono-16B")
 
 
 def main() -> None:

@@ -116,8 +116,9 @@ def plot_curves(
         ax.axvline(n, color="0.55", linestyle=":", linewidth=1)
         ax.text(n, 97, f" k > n = {n:g}: model-based", fontsize=8, color="0.35", va="top")
     if crossover is not None and crossover.k_cross is not None:
-        hi = crossover.ci.high if np.isfinite(crossover.ci.high) else k_max * 1.18
-        ax.axvspan(max(crossover.ci.low, 0.85), hi, color="0.92", zorder=0)
+        if np.isfinite(crossover.ci.low):  # an open upper end runs to the edge of the axes
+            hi = crossover.ci.high if np.isfinite(crossover.ci.high) else k_max * 1.18
+            ax.axvspan(max(crossover.ci.low, 0.85), hi, color="0.92", zorder=0)
         ax.axvline(crossover.k_cross, color="black", linestyle=":", linewidth=1.2,
                    label=f"crossover k = {crossover.k_cross} ({int(round(100 * crossover.level))}% CI shaded)")
     _log2_axis(ax, k_max)
