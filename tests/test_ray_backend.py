@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from passatk import load_results
 from passatk.cli import app
 from passatk.execute import Journal, Limits, LocalPool, evaluate, job_key, plan_sandbox
 from passatk.execute.ray_backend import RayPool, ray_session
@@ -191,7 +192,7 @@ class TestRayPool:
 
 
 HUMANEVAL_20 = [json.loads(line) for line in gzip.open(humaneval_path(), "rt")][:20]
-HUMANEVAL = HUMANEVAL_20[:6]
+HUMANEVAL = HUMANEVAL_20[:4]
 
 
 def _samples(path: Path) -> Path:
@@ -209,17 +210,16 @@ class TestEvaluate:
     def test_cli_ray_results_file_equals_local(self, cluster, tmp_path):
         """`passatk evaluate --backend ray` writes the local backend's results file, line by line (timings aside)."""
         samples = _samples(tmp_path / "s.jsonl")
-        local = evaluate(samples, dataset="humaneval", out=tmp_path / "local.jsonl", workers=2, timeout=0.3)
-        result = CliRunner().invoke(app, ["evaluate", str(samples), "--backend", "ray", "--workers", "2", "--timeout", "0.3",
-                                          "--out", str(tmp_path / "ray.jsonl"), "--quiet", "--json", "-k", "1,2"])
+        local = evaluate(samples, dataset="humaneval", out=tmp_path / "local.jsonl", workers=2, timeout=0.25)
+        result = CliRunner().invoke(app, ["evaluate", str(samples), "--backend", "ray", "--workers", "2", "--timeout", "0.25",
+                                          "--out", str(tmp_path / "ray.jsonl"), "--quiet", "-k", "1,2"])
         assert result.exit_code == 0, result.output
         ray_lines = (tmp_path / "ray.jsonl").read_text().splitlines()
         local_lines = local.path.read_text().splitlines()
-        assert len(ray_lines) == len(local_lines) == 24
+        assert len(ray_lines) == len(local_lines) == 16
         assert [_without_timings(x) for x in ray_lines] == [_without_timings(x) for x in local_lines]
         assert [json.loads(x)["status"] for x in local_lines[:4]] == ["passed", "failed", "error", "timeout"]
-        score = json.loads(result.stdout)["ray"]
-        assert score["pass_at_k"]["1"]["estimate"] == pytest.approx(0.25, abs=1e-12)  # 1 of 4 per problem
+        assert load_results(tmp_path / "ray.jsonl").pass_at_k(1).tolist() == pytest.approx([0.25] * 4, abs=1e-12)  # 1 of 4 per problem
 
     def test_driver_killed_resumes_from_journal(self, cluster, tmp_path):
         """A Ray driver killed with SIGKILL mid-run resumes from its journal to the uninterrupted verdicts."""
@@ -230,7 +230,6 @@ class TestEvaluate:
                         {"task_id": p["task_id"], "completion": slow + f"    return {i}\n"}]
         path = tmp_path / "s.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
-        reference = evaluate(records, dataset="humaneval", workers=2)
         code = ("from passatk.execute import evaluate; "
                 f"evaluate({str(path)!r}, dataset='humaneval', workers=2, backend='ray', ray_address={cluster['address']!r})")
         proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stderr=subprocess.DEVNULL)
@@ -244,8 +243,7 @@ class TestEvaluate:
         assert done_before in (16, 32)  # whole batches only
         resumed = evaluate(path, dataset="humaneval", workers=2, backend="ray")
         assert (resumed.reused, resumed.executed) == (done_before, 40 - done_before)
-        assert [(r["status"], r["result"]) for r in resumed.records] == [(r["status"], r["result"]) for r in reference.records]
-        assert sum(r["passed"] for r in resumed.records) == 20
+        assert [r["status"] for r in resumed.records] == ["passed", "failed"] * 20  # canonical passes, `return i` fails
 
 
 ERRORS = [

@@ -28,11 +28,11 @@ passatk (and bubblewrap, when the driver's plan uses it) installed.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 
 from passatk.execute.pool import LocalPool
 from passatk.execute.sandbox import Limits, Sandbox, SandboxError, plan_sandbox
@@ -55,7 +55,7 @@ def _import_ray(local: bool):
     return ray
 
 
-@contextmanager
+@contextlib.contextmanager
 def ray_session(address: str | None = None, *, num_cpus: int | None = None) -> Iterator:
     """Ray, connected for the duration of the block.
 
@@ -207,7 +207,9 @@ class RayPool:
         first = next(jobs, None)
         if first is None:
             return
-        with ray_session(self.address, num_cpus=self.n_workers) as ray:
+        # Ray prints its notices (a worker died, a task is retried) on standard output,
+        # which belongs to the results (``--json``): while the run lasts they go to stderr.
+        with contextlib.redirect_stdout(sys.stderr), ray_session(self.address, num_cpus=self.n_workers) as ray:
             actors = self._start_actors(ray)
             try:
                 self._drive(ray, actors, itertools.chain([first], jobs), on_verdict)
