@@ -131,10 +131,14 @@ def _bootstrap(values, codes, confidence_level, method, n_resamples, rng):
     sums, sizes = _unit_sums(values, codes)
     g = sizes.size
     dist = np.empty((n_resamples, sums.shape[1]))
-    step = max(1, 2**21 // (g * sums.shape[1]))  # resamples per chunk: bounded memory
+    columns = np.ascontiguousarray(sums.T)
+    step = max(1, 2**22 // g)  # resamples per chunk: bounded memory
     for start in range(0, n_resamples, step):
         idx = rng.integers(0, g, size=(min(step, n_resamples - start), g))  # units drawn with replacement
-        dist[start : start + idx.shape[0]] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)[:, None]
+        rows = slice(start, start + idx.shape[0])
+        size = g if codes is None else sizes[idx].sum(axis=1)
+        for j, col in enumerate(columns):  # one 1-D gather per k: faster than a 3-D one
+            dist[rows, j] = np.take(col, idx).sum(axis=1) / size
     tail = (1 - confidence_level) / 2
     if method == "percentile":
         lo, hi = np.quantile(dist, [tail, 1 - tail], axis=0)
