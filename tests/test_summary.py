@@ -14,6 +14,8 @@ from math import comb
 
 import numpy as np
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import beta as beta_fn
 
@@ -216,6 +218,30 @@ def load_results_minif2f_like() -> Results:
     """A skewed benchmark: 150 problems, p ~ Beta(0.3, 2), n = 16 (fixed seed)."""
     rng = np.random.default_rng(20)
     return counts(rng.binomial(16, rng.beta(0.3, 2.0, 150)), n=16)
+
+
+@st.composite
+def benchmarks(draw):
+    """A benchmark: 2-40 problems, n in 2..30 each, any c, and a k with 2k <= min n."""
+    size = draw(st.integers(2, 40))
+    n = draw(st.lists(st.integers(2, 30), min_size=size, max_size=size))
+    c = [draw(st.integers(0, m)) for m in n]
+    k = draw(st.integers(1, min(n) // 2))
+    return Results.from_counts([f"t{i}" for i in range(size)], n, c), k
+
+
+class TestProperties:
+    @given(benchmarks(), st.sampled_from(["t", "normal", "wilson"]))
+    @example((Results.from_counts(["a", "b"], [2, 2], [0, 0]), 1), "t")
+    @example((Results.from_counts(["a", "b"], [2, 2], [2, 2]), 1), "wilson")
+    def test_interval_holds_the_estimate_inside_unit_range(self, bench, method):
+        """Every interval lies in [0, 1] and contains the estimate; the variance parts are non-negative."""
+        res, k = bench
+        s = summarize(res, [k], method=method)
+        assert 0 <= s.ci.low[0] <= s.estimate[0] + 1e-12 and s.estimate[0] - 1e-12 <= s.ci.high[0] <= 1
+        assert s.var_within[0] >= 0 and s.var_between[0] >= 0 and s.se[0] >= 0
+        fixed = summarize(res, [k], target="fixed")
+        assert fixed.se[0] == pytest.approx(np.sqrt(s.var_within[0]), rel=1e-12, abs=1e-15)
 
 
 class TestOutput:
