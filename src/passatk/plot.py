@@ -43,6 +43,8 @@ def _log2_axis(ax, k_max: float) -> None:
 
     ax.set_xscale("log", base=2)
     ticks = 2.0 ** np.arange(0, int(np.floor(np.log2(k_max))) + 1)
+    if k_max / ticks[-1] >= 1.4:  # label the last k too when it is not next to a power of two
+        ticks = np.append(ticks, k_max)
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
