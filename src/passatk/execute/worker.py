@@ -50,6 +50,9 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
+# Imported once here, not in every child: what HumanEval/MBPP-style programs typically import.
+_PRELOAD = ("typing", "math", "re", "collections", "itertools", "functools", "heapq", "string", "hashlib",
+            "bisect", "random", "fractions", "decimal", "datetime", "copy", "operator", "statistics")
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _REPORT_LIMIT = 1 << 20  # bytes a harness may send about one run
 _DETAIL_LIMIT = 300  # characters of an error message kept in a verdict
@@ -96,6 +99,12 @@ def _setup(cfg):
     for name in ("exit", "quit"):  # what ``site`` would add; samples call them
         if not hasattr(builtins, name):
             setattr(builtins, name, sys.exit)
+    sys.path.extend(cfg.get("import_paths") or ())
+    for module in _PRELOAD:
+        try:
+            __import__(module)
+        except ImportError:
+            pass
     cfg["base"] = tempfile.mkdtemp(prefix="passatk-run-", dir=cfg.get("tmp") or None)
     # kill(-1) is only safe when we are alone in a pid namespace with our samples.
     cfg["kill_all"] = bool(cfg["pidns"]) and os.getpid() < 16
@@ -150,7 +159,7 @@ def _kill_all(cfg):
                 os.waitpid(-1, 0)
         except ChildProcessError:
             pass
-        if not _children():
+        if cfg["kill_all"] or not _children():  # after kill(-1), no children left means nothing left
             return
 
 
@@ -568,6 +577,8 @@ def serve():
                 _emit("verdict", run_job(job, cfg))
         elif name == "stop":
             break
+    if cfg is not None:
+        shutil.rmtree(cfg["base"], ignore_errors=True)
 
 
 if __name__ == "__main__":
