@@ -9,7 +9,7 @@ import pytest
 from scipy import integrate, stats
 
 from passatk import Results
-from passatk.extrapolate import ExtrapolationResult, _pass_at_k_under, pass_at_k_beyond
+from passatk.extrapolate import ExtrapolationResult, _Counts, _neg_log_likelihood, _pass_at_k_under, pass_at_k_beyond
 
 
 def simulate(alpha, beta, problems, n, seed, weights=None):
@@ -164,6 +164,35 @@ class TestPassAtKBeyond:
         fit = pass_at_k_beyond(simulate(0.5, 1.0, 30, 10, seed=11), [10], n_resamples=5, rng=0)
         with pytest.raises(ValueError, match="`confidence_level` must be"):
             fit.confidence_interval(level)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_gradient_matches_finite_differences(m):
+    """The analytic gradient of the (mixture) log-likelihood equals central differences, for several fits at once."""
+    g = np.random.default_rng(12)
+    n = g.choice([4, 9, 30], size=120)
+    counts = _Counts.of(n, g.binomial(n, g.beta(0.6, 1.4, 120)))
+    w = g.integers(0, 4, size=(3, counts.n.size)).astype(float)
+    x = g.normal(0, 0.8, size=3 * (3 * m - 1))
+    value, grad = _neg_log_likelihood(x, w, counts, m)
+    h = 1e-6
+    numeric = [
+        (_neg_log_likelihood(x + h * e, w, counts, m)[0] - _neg_log_likelihood(x - h * e, w, counts, m)[0]) / (2 * h)
+        for e in np.eye(x.size)
+    ]
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-6)
+    ref = -sum(
+        w[r] @ np.log(sum(p * stats.betabinom.pmf(counts.c, counts.n, a, b) for p, a, b in zip(*_params(x, r, m))))
+        for r in range(3)
+    )
+    assert value == pytest.approx(ref, rel=1e-10)
+
+
+def _params(x, r, m):
+    """Mixture weights, alphas and betas of fit ``r`` from the flat parameter vector (softmax with first logit 0)."""
+    row = x.reshape(3, 3 * m - 1)[r]
+    logits = np.r_[0.0, row[2 * m :]]
+    return np.exp(logits) / np.exp(logits).sum(), np.exp(row[:m]), np.exp(row[m : 2 * m])
 
 
 def test_closed_form_reference_value():

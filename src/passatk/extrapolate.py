@@ -61,20 +61,27 @@ class _Counts:
         return cls(nj, cj, log_comb, index, np.bincount(index, minlength=len(pairs)).astype(float))
 
 
+def _log_normalise(v: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """``log(sum(exp(v)))`` along ``axis`` (kept) and ``v`` minus it; max-shifted, plain numpy (cheap on small arrays)."""
+    top = v.max(axis=axis, keepdims=True)
+    total = top + np.log(np.exp(v - top).sum(axis=axis, keepdims=True))
+    return total, v - total
+
+
 def _unpack(x: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(R, 3m-1)`` free parameters to alpha ``(R, m)``, beta ``(R, m)``, log-weights ``(R, m)``."""
-    from scipy import special
-
     alpha, beta = np.exp(x[:, :m]), np.exp(x[:, m : 2 * m])
     logits = np.concatenate([np.zeros((x.shape[0], 1)), x[:, 2 * m :]], axis=1)
-    return alpha, beta, logits - special.logsumexp(logits, axis=1, keepdims=True)
+    return alpha, beta, _log_normalise(logits, axis=1)[1]
 
 
 def _neg_log_likelihood(x: np.ndarray, w: np.ndarray, counts: _Counts, m: int) -> tuple[float, np.ndarray]:
     """Sum over R independent fits of minus the weighted log-likelihood, and its gradient.
 
     ``x`` is flat ``(R * (3m-1),)``; ``w`` is ``(R, J)``, the problem count of
-    each distinct (n, c) pair in each fit.
+    each distinct (n, c) pair in each fit.  The optimiser calls this hundreds
+    of times on small arrays, so special functions are called once each on
+    stacked arguments.
     """
     from scipy import special
 
@@ -82,16 +89,22 @@ def _neg_log_likelihood(x: np.ndarray, w: np.ndarray, counts: _Counts, m: int) -
     alpha, beta, log_pi = _unpack(x, m)
     a, b = alpha[:, None, :], beta[:, None, :]  # (R, 1, m)
     n, c = counts.n[None, :, None], counts.c[None, :, None]  # (1, J, 1)
-    log_f = counts.log_comb[None, :, None] + special.betaln(c + a, n - c + b) - special.betaln(a, b)
-    joint = log_f + log_pi[:, None, :]  # (R, J, m)
-    log_mix = special.logsumexp(joint, axis=2)  # (R, J)
-    resp = w[:, :, None] * np.exp(joint - log_mix[:, :, None])  # weighted responsibilities
-    psi_ab, psi_nab = special.digamma(a + b), special.digamma(n + a + b)
-    d_alpha = (resp * (special.digamma(c + a) - psi_nab - special.digamma(a) + psi_ab)).sum(axis=1) * alpha
-    d_beta = (resp * (special.digamma(n - c + b) - psi_nab - special.digamma(b) + psi_ab)).sum(axis=1) * beta
+    shape = np.broadcast_shapes(a.shape, n.shape)  # (R, J, m)
+    a_j, b_j = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+    lg_data = special.gammaln(np.stack([c + a_j, n - c + b_j, n + a_j + b_j]))
+    lg_prior = special.gammaln(np.stack([a, b, a + b]))
+    log_f = (counts.log_comb[None, :, None] + lg_data[0] + lg_data[1] - lg_data[2]
+             - (lg_prior[0] + lg_prior[1] - lg_prior[2]))
+    log_mix, log_resp = _log_normalise(log_f + log_pi[:, None, :], axis=2)  # (R, J, 1), (R, J, m)
+    resp = w[:, :, None] * np.exp(log_resp)  # weighted responsibilities
+    dg_data = special.digamma(np.stack([c + a_j, n - c + b_j, n + a_j + b_j]))
+    dg_prior = special.digamma(np.stack([a, b, a + b]))
+    common = dg_prior[2] - dg_data[2]
+    d_alpha = (resp * (dg_data[0] - dg_prior[0] + common)).sum(axis=1) * alpha
+    d_beta = (resp * (dg_data[1] - dg_prior[1] + common)).sum(axis=1) * beta
     d_logit = resp.sum(axis=1) - w.sum(axis=1, keepdims=True) * np.exp(log_pi)
     grad = np.concatenate([d_alpha, d_beta, d_logit[:, 1:]], axis=1)
-    return -float((w * log_mix).sum()), -grad.ravel()
+    return -float((w * log_mix[:, :, 0]).sum()), -grad.ravel()
 
 
 def _maximise(x0: np.ndarray, w: np.ndarray, counts: _Counts, m: int) -> np.ndarray:
