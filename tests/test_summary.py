@@ -305,7 +305,7 @@ class TestCoverage:
     The Monte Carlo SE of a 95% coverage is sqrt(.95 * .05 / 1000) = 0.0069,
     so the band 0.95 +- 0.025 (3.6 Monte Carlo SEs) holds a correct interval
     and rejects one that is too narrow by a quarter; the deliberately wrong
-    interval (fixed-set SE used for the population target) covers ~65% and
+    interval (fixed-set SE used for the population target) covers 65-76% and
     must fail the same check.
     """
 
