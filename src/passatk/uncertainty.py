@@ -52,7 +52,8 @@ def _variance_iv(n, k, p, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarr
         raise ValueError("`p` is empty; pass at least one probability.")
     bad = ~((p_arr >= 0) & (p_arr <= 1))
     if bad.any():
-        raise ValueError(f"`p` must lie in [0, 1]; got p={float(p_arr[np.unravel_index(np.argmax(bad), p_arr.shape)])}.")
+        first = float(p_arr[np.unravel_index(np.argmax(bad), p_arr.shape)])
+        raise ValueError(f"`p` must lie in [0, 1]; got p={first}.")
     try:
         n_arr, k_arr, p_arr = np.broadcast_arrays(n_arr, k_arr, p_arr)
     except ValueError:
@@ -160,7 +161,8 @@ def variance(n, k, p, method: str = "exact"):
         nn, kk, pp = n_arr[..., None], k_arr[..., None], p_arr[..., None]
         ok = (j <= kk) & (kk - j <= nn - kk)  # hypergeometric support
         jj = np.where(ok, j, 1)  # any valid index where the weight is masked out
-        w = np.where(ok, np.exp(log_comb(kk, jj) + log_comb(nn - kk, np.minimum(kk - jj, nn - kk)) - log_comb(nn, kk)), 0.0)
+        log_w = log_comb(kk, jj) + log_comb(nn - kk, np.minimum(kk - jj, nn - kk)) - log_comb(nn, kk)
+        w = np.where(ok, np.exp(log_w), 0.0)  # P(two random k-subsets share j samples)
         with np.errstate(divide="ignore"):
             not_all_fail = -np.expm1(jj * np.log1p(-pp))  # 1 - (1-p)^j
         out = (w * (1.0 - pp) ** (2 * kk - jj) * not_all_fail).sum(axis=-1)
