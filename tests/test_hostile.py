@@ -13,7 +13,8 @@ import pytest
 from passatk.execute import Limits, SandboxedWorker, SandboxError, plan_sandbox
 from passatk.execute.pool import LocalPool
 
-SIGNATURE = "def add(a, b):\n    return a + b\n"
+WRONG = "def add(a, b):\n    return a - b\n"  # every forgery comes with a wrong solution
+RIGHT = "def add(a, b):\n    return a + b\n"
 TEST = "\nassert add(2, 3) == 5\n"
 
 
@@ -29,22 +30,35 @@ def plan(request):
     return _plan(request.param)
 
 
-def _worker_pids() -> set[int]:
-    """Processes running a passatk worker (sample children inherit its command line)."""
-    found = set()
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command name) of every process on the machine."""
+    table = {}
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+            stat = Path(f"/proc/{entry}/stat").read_text()
         except OSError:
             continue
-        if b"worker.py" in cmd and b"passatk" in cmd:
-            found.add(int(entry))
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        table[int(entry)] = (int(stat[stat.rindex(")") + 2 :].split()[1]), comm)
+    return table
+
+
+def _my_descendants() -> set[int]:
+    """Processes started, directly or not, by this test process (workers and what they left)."""
+    table, found, frontier = _processes(), set(), {os.getpid()}
+    while frontier:
+        frontier = {p for p, (pp, _) in table.items() if pp in frontier} - found
+        found |= frontier
     return found
+
+
+def _named(tag: str) -> set[int]:
+    return {p for p, (_, comm) in _processes().items() if comm == tag}
 
 
 def _run(plan, sources, timeout=1.0):
     """Evaluate python programs through the pool; return {index: verdict}."""
-    jobs = [{"key": str(i), "kind": "python", "source": SIGNATURE + s + TEST} for i, s in enumerate(sources)]
+    jobs = [{"key": str(i), "kind": "python", "source": s + TEST} for i, s in enumerate(sources)]
     out = {}
     LocalPool(plan, Limits(timeout=timeout, memory_mb=512, wall_factor=3, pids=32), workers=2).run(
         jobs, lambda v: out.__setitem__(int(v["key"]), v)
@@ -68,16 +82,15 @@ FORGERIES = {
 class TestForgedPasses:
     def test_no_forgery_counts_as_passed(self, plan):
         """Exits, atexit tricks, closed stdout, printed markers and killed parents are never a pass."""
-        before = _worker_pids()
         sources = list(FORGERIES.values())
-        if plan.mode == "process":  # kill(-1) outside a pid namespace would hit this test run itself
+        if any("other processes" in x for x in plan.not_isolated):  # kill(-1) would hit this test run itself
             sources.remove(FORGERIES["kill everything"])
-        verdicts = _run(plan, sources + ["pass\n"])
+        verdicts = _run(plan, [WRONG + x for x in sources] + [RIGHT])
         honest = verdicts.pop(len(sources))
         assert honest["status"] == "passed"
         for i, v in verdicts.items():
             assert v["status"] != "passed", (sources[i], v)
-        assert _worker_pids() <= before
+        assert not _my_descendants()
 
 
 class TestContainment:
@@ -102,7 +115,7 @@ class TestContainment:
             "output flood": "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * (1 << 20))\n    sys.stderr.write('y' * (1 << 20))\nraise AssertionError\n",
         }
         start = time.monotonic()
-        verdicts = _run(plan, list(attacks.values()))
+        verdicts = _run(plan, [RIGHT + a for a in attacks.values()])  # only the attack can make these fail
         server.close()
         for name, v in zip(attacks, (verdicts[i] for i in range(len(attacks)))):
             assert v["status"] != "passed", (name, v)
@@ -113,19 +126,26 @@ class TestContainment:
 
     def test_loops_and_daemons_die(self, plan):
         """An infinite loop that ignores signals times out; a setsid daemon does not survive its run."""
-        before = _worker_pids()
+        tag = f"pk-daemon-{os.getpid() % 100000}"
+        daemon = (
+            "import ctypes, os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+            f"        ctypes.CDLL(None).prctl(15, {tag.encode()!r}, 0, 0, 0)\n        time.sleep(600)\n    os._exit(0)\n"
+            "time.sleep(0.2)\n"
+        )
         attacks = [
             "import signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGXCPU, signal.SIGHUP):\n"
             "    signal.signal(s, signal.SIG_IGN)\nwhile True:\n    pass\n",
-            "import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(600)\n    os._exit(0)\n",
+            daemon,
             "import time\ntime.sleep(600)\n",
         ]
         start = time.monotonic()
-        verdicts = _run(plan, attacks, timeout=0.5)
+        verdicts = _run(plan, [RIGHT + a for a in attacks], timeout=0.5)
         assert verdicts[0]["status"] == "timeout"
         assert verdicts[2]["status"] == "timeout"  # wall-clock backstop: 0.5 s x 3 + 1 s
+        assert verdicts[1]["status"] == "passed"  # the daemon's run itself is fine...
         assert time.monotonic() - start < 20
-        assert _worker_pids() <= before
+        assert not _named(tag)  # ...but the daemon did not outlive it
+        assert not _my_descendants()
 
     def test_process_count_is_bounded(self, plan):
         """A fork bomb meets the process-count guard (cgroup pids.max or RLIMIT_NPROC) quickly."""

@@ -141,7 +141,7 @@ class Sandbox:
     def describe(self) -> str:
         """One line saying what is isolated and how processes are counted."""
         guard = {"cgroup": "cgroup pids.max", "rlimit": "RLIMIT_NPROC", None: "none"}[self.pids_guard]
-        what = "bubblewrap (own user/pid/network/ipc namespaces, read-only minimal filesystem, private /tmp)" if self.mode == "bwrap" else "plain processes (setsid + rlimits)"
+        what = "bubblewrap (own user/pid/network/ipc namespaces, read-only minimal filesystem, private /tmp)" if self.mode == "bwrap" else "plain processes (setsid, rlimits, and the namespaces this user may make)"
         text = f"sandbox: {what}; process-count guard: {guard}"
         if self.not_isolated:
             text += "; NOT isolated: " + "; ".join(self.not_isolated)
@@ -153,7 +153,7 @@ class Sandbox:
         if self.mode == "process":
             return [python, "-I", "-S", "-B", str(WORKER)]
         assert self.bwrap is not None
-        argv = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
+        argv = [self.bwrap, "--unshare-all", "--as-pid-1", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
         for key, value in _worker_env(python, "/tmp").items():
             argv += ["--setenv", key, value]
         argv += ["--ro-bind", "/usr", "/usr"]
@@ -295,10 +295,9 @@ def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, site_packages
     worker = SandboxedWorker(plan, Limits())
     info = worker.info
     worker.close()
-    missing = [
-        "the filesystem (samples can read and write whatever this user can)",
-        "other processes of this user (samples can signal them)",
-    ]
+    missing = ["the filesystem (samples can read and write whatever this user can)"]
+    if not info.get("own_pid_namespace"):
+        missing.append("other processes of this user (samples can signal them; no pid namespace could be made)")
     if not info.get("private_network"):
         missing.append("the network (no private network namespace could be made)")
     if plan.pids_guard is None:

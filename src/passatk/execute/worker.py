@@ -46,8 +46,11 @@ import time
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
+CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 # Imported once here, not in every child: what HumanEval/MBPP-style programs typically import.
@@ -72,20 +75,67 @@ def _emit(name, data):
 # --------------------------------------------------------------------------- #
 # the worker's own set-up
 # --------------------------------------------------------------------------- #
-def _unshare_network():
-    """Process mode: put the worker (and so every sample) in its own network namespace if allowed."""
-    if _LIBC.unshare(CLONE_NEWNET) == 0:
-        return True
-    uid, gid = os.geteuid(), os.getegid()
-    if _LIBC.unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0:
-        return False
-    try:
-        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+def _write_id_maps(uid, gid):
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        try:
             with open(f"/proc/self/{name}", "w") as fh:
                 fh.write(text)
-    except OSError:
-        pass
-    return True
+        except OSError:
+            pass
+
+
+def _enter_namespaces(flags, uid, gid):
+    """unshare(flags), private mounts, then fork: the child is init of the new pid namespace."""
+    if _LIBC.unshare(flags) != 0:
+        return None
+    if flags & CLONE_NEWUSER:
+        _write_id_maps(uid, gid)
+    # our mounts must not propagate to the host
+    if _LIBC.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return None
+    return os.fork()
+
+
+def _pid_namespace_works(flags, uid, gid):
+    """Try ``flags`` in a throwaway process: can its init mount its own /proc?"""
+    probe = os.fork()
+    if probe == 0:
+        code = 1
+        try:
+            pid = _enter_namespaces(flags, uid, gid)
+            if pid == 0:
+                ok = _LIBC.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0
+                os._exit(0 if ok and os.readlink("/proc/self") == "1" else 1)
+            if pid is not None:
+                code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        finally:
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(probe, 0)[1]) == 0
+
+
+def _own_namespaces():
+    """Process mode: take whatever namespaces this user may make; return (network, pid).
+
+    With a pid namespace (tried first in a throwaway process) the worker forks
+    once more and the child, as init with its own /proc, becomes the worker:
+    samples then cannot signal anything outside, every orphan comes back to
+    it, and all of them die with it.
+    """
+    uid, gid = os.geteuid(), os.getegid()
+    wanted = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID
+    for flags in (wanted, CLONE_NEWUSER | wanted):
+        if _pid_namespace_works(flags, uid, gid):
+            pid = _enter_namespaces(flags, uid, gid)
+            if pid is None:
+                break
+            if pid:  # stay behind as the process the controller knows, and end as the worker ends
+                _, status = os.waitpid(pid, 0)
+                os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            if _LIBC.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
+                os._exit(97)  # never run with a /proc of another pid namespace
+            return True, True
+    return _LIBC.unshare(CLONE_NEWNET) == 0, False
 
 
 def _setup(cfg):
@@ -93,7 +143,7 @@ def _setup(cfg):
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     dumpable_off = _prctl(PR_SET_DUMPABLE, 0)  # samples of the same uid cannot ptrace or read our fds
     subreaper = _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of samples come back to us, to be killed and reaped
-    network = cfg["pidns"] or _unshare_network()
+    network, own_init = (True, False) if cfg["pidns"] else _own_namespaces()
     import builtins
 
     for name in ("exit", "quit"):  # what ``site`` would add; samples call them
@@ -107,7 +157,7 @@ def _setup(cfg):
             pass
     cfg["base"] = tempfile.mkdtemp(prefix="passatk-run-", dir=cfg.get("tmp") or None)
     # kill(-1) is only safe when we are alone in a pid namespace with our samples.
-    cfg["kill_all"] = bool(cfg["pidns"]) and os.getpid() < 16
+    cfg["kill_all"] = own_init or (bool(cfg["pidns"]) and os.getpid() < 16)
     return {
         "pid": os.getpid(),
         "uid": os.geteuid(),
@@ -115,6 +165,7 @@ def _setup(cfg):
         "non_dumpable": dumpable_off,
         "subreaper": subreaper,
         "private_network": network,
+        "own_pid_namespace": own_init or bool(cfg["pidns"]),
         "kill_all": cfg["kill_all"],
     }
 
