@@ -19,7 +19,7 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
-from passatk import Comparison, Results, compare, compare_all, load_results
+from passatk import Comparison, Results, compare, compare_all, load_results, summarize
 from passatk._compare import holm
 from passatk.cli import app
 
@@ -288,3 +288,55 @@ def test_cli_compare_errors_are_one_line(shared_data, args, message):
     assert res.exit_code == 1, res.output
     assert message in res.stderr and "Traceback" not in res.output
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def codegen_runs(shared_data, tmp_path_factory):
+    """Real HumanEval verdicts: 20 CodeGen-16B samples of 8 problems run by `passatk evaluate`, split in two runs.
+
+    Run A holds samples 1-10 of every problem, run B samples 11-20 of all but HumanEval/7.
+    """
+    tmp = tmp_path_factory.mktemp("codegen")
+    taken: dict[str, int] = {}
+    lines = []
+    with gzip.open(shared_data / "humaneval" / "codegen-16b-mono_t0.8_n100.samples.jsonl.gz", "rt") as fh:
+        for line in fh:
+            tid = json.loads(line)["task_id"]
+            if int(tid.split("/")[1]) < 8 and taken.get(tid, 0) < 20:
+                taken[tid] = taken.get(tid, 0) + 1
+                lines.append(line)
+    samples = tmp / "codegen.jsonl"
+    samples.write_text("".join(lines))
+    res = runner.invoke(app, ["evaluate", str(samples), "-k", "1", "--workers", "2", "--timeout", "1", "--quiet"])
+    assert res.exit_code == 0, res.output
+    records = [json.loads(x) for x in (tmp / "codegen.jsonl_results.jsonl").read_text().splitlines()]
+    seen: dict[str, int] = {}
+    first, second = [], []
+    for r in records:
+        seen[r["task_id"]] = seen.get(r["task_id"], 0) + 1
+        (first if seen[r["task_id"]] <= 10 else second).append(r)
+    a, b = tmp / "runA.jsonl", tmp / "runB.jsonl"
+    a.write_text("".join(json.dumps(r) + "\n" for r in first))
+    b.write_text("".join(json.dumps(r) + "\n" for r in second if r["task_id"] != "HumanEval/7"))
+    return a, b
+
+
+def test_cli_score_and_compare_real_humaneval_verdicts(codegen_runs):
+    """On real evaluated CodeGen samples: score prints estimate ± SE and CI; compare pairs by task and lists the gap."""
+    a, b = codegen_runs
+    ra, rb = load_results(a), load_results(b)
+    assert len(ra) == 8 and len(rb) == 7 and set(ra.n.tolist()) == {10}
+    out = runner.invoke(app, ["score", str(a), "-k", "1,5", "--json"])
+    assert out.exit_code == 0, out.output
+    rec = json.loads(out.stdout)["runA"]["pass_at_k"]
+    want = summarize(ra, [1, 5])
+    for j, k in enumerate(("1", "5")):
+        assert rec[k]["estimate"] == pytest.approx(want.estimate[j], rel=1e-12)
+        assert rec[k]["ci"] == pytest.approx([want.ci.low[j], want.ci.high[j]], rel=1e-12)
+    table = runner.invoke(app, ["score", str(a), "-k", "1,5"])
+    assert f"{want.estimate[0]:.4f} ± {want.se[0]:.4f}" in table.stdout
+    cmp = runner.invoke(app, ["compare", str(a), str(b), "-k", "1,5"])
+    assert cmp.exit_code == 0, cmp.output
+    assert "note: 1 problem(s) only in runA (HumanEval/7): excluded from runA - runB." in cmp.stdout
+    ref = compare(ra, rb, [1, 5])
+    assert f"{ref.difference[0]:+.4f} ± {ref.se[0]:.4f}" in cmp.stdout and "(7 shared)" in cmp.stdout
