@@ -1,20 +1,27 @@
 """passatk evaluate --backend ray vs --backend local on one machine, and what it implies for k machines.
 
-Workload: HumanEval's canonical solutions, each repeated with a distinct trailing
+Workload: HumanEval's canonical solutions, each copy with a distinct trailing
 comment so that every sample is its own program (evaluate runs identical
-programs once).  Both backends run through ``passatk.execute.evaluate`` (journal
-and results file included) with the same workers and the same sandbox.  Ray
+programs once).  Both backends run through ``passatk.execute.evaluate``
+(journal and results file included) with the same workers and sandbox.  Ray
 runs on a local cluster started once, before the timings, as a real cluster
-exists before a run; each ``evaluate`` call still starts its own actors, as
-the local backend starts its own workers.
+exists before a run; each ``evaluate`` call still starts its own actors, as the
+local backend starts its own workers.
 
-Each backend evaluates two sizes, N1 < N2.  The slope (t(N2) - t(N1)) / (N2 - N1)
-is the steady-state time per sample with start-up costs removed; the difference
-of the slopes is Ray's overhead per sample.  The driver's own CPU time per
-sample (``time.process_time``, all its threads) is the serial part that does not
-shrink with more machines: one driver can feed at most 1 / (that) samples/s.
+Three measurements, the backends interleaved so that both see the same load:
 
-Run:  .venv/bin/python benchmarks/bench_ray.py [--workers 2] [--copies 2 8] [--repeat 2]
+1. Steady-state samples/s: the median over repeats of
+   N / (t(N samples) - t(8 samples)), which removes each backend's start-up.
+2. Ray's transport alone: the Ray driver loop of :class:`RayPool` feeding actors
+   that return a verdict for each job without running it.  Its samples/s is
+   the most one driver can dispatch, and ``1 / that`` the Ray cost per sample.
+3. The implied scaling: k machines like this one run about k times the local
+   steady rate, less the per-sample Ray cost, until k times that rate reaches
+   what one driver can handle: the slower of the transport rate and 1 / the
+   driver's CPU seconds per sample in a real ``evaluate`` run (journal,
+   bookkeeping and Ray's own threads included).
+
+Run:  .venv/bin/python benchmarks/bench_ray.py [--workers 2] [--copies 8] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -22,12 +29,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from passatk.execute import evaluate
-from passatk.execute.ray_backend import ray_session
+from passatk.execute import Limits, build_job, evaluate, job_key, load_problems, plan_sandbox
+from passatk.execute.ray_backend import RayPool, ray_session
 from passatk.execute.tasks import humaneval_path
 
 
@@ -38,49 +46,80 @@ def _samples(copies: int) -> list[dict]:
             for i in range(copies) for p in problems]
 
 
-def _time(samples: list[dict], backend: str, workers: int, repeat: int, tmp: Path) -> tuple[float, float]:
-    """Best wall-clock seconds and the driver CPU seconds of that run."""
-    best = (float("inf"), 0.0)
-    for r in range(repeat):
-        out = tmp / f"{backend}-{len(samples)}-{r}.jsonl"
-        wall, cpu = time.perf_counter(), time.process_time()
-        result = evaluate(samples, dataset="humaneval", workers=workers, backend=backend, out=out, fresh=True)
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        if result.status_counts != {"passed": len(samples)}:
-            raise SystemExit(f"{backend}: not every canonical solution passed: {result.status_counts}")
-        best = min(best, (wall, cpu))
-    return best
+def _evaluate_seconds(samples: list[dict], backend: str, workers: int, out: Path) -> tuple[float, float]:
+    """Wall-clock and driver CPU seconds (all threads of this process) of one evaluate call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = evaluate(samples, dataset="humaneval", workers=workers, backend=backend, out=out, fresh=True)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    if result.status_counts != {"passed": len(samples)}:
+        raise SystemExit(f"{backend}: not every canonical solution passed: {result.status_counts}")
+    return wall, cpu
+
+
+class _Echo:
+    """A stand-in actor: a verdict per job, nothing executed (Ray's transport and the driver loop only)."""
+
+    def run(self, jobs: list[dict]) -> list[dict]:
+        return [{"key": j["key"], "status": "passed", "detail": "", "cpu": 0.0, "wall": 0.0} for j in jobs]
+
+
+def _dispatch_rate(ray, samples: list[dict], workers: int) -> tuple[float, float]:
+    """Samples/s and driver CPU seconds per sample of RayPool's loop over echo actors."""
+    limits, problems = Limits(), load_problems(None, dataset="humaneval")
+    jobs = []
+    for s in samples:
+        job = build_job(problems[s["task_id"]], s["task_id"], s["completion"])
+        jobs.append({**job, "key": job_key(job, limits)})
+    pool = RayPool(plan_sandbox("auto", quiet=True), limits, workers)
+    actors = [ray.remote(num_cpus=1)(_Echo).remote() for _ in range(workers)]
+    ray.get([a.run.remote([]) for a in actors])
+    got = []
+    wall, cpu = time.perf_counter(), time.process_time()
+    pool._drive(ray, actors, jobs, got.append)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert len(got) == len(jobs)
+    for actor in actors:
+        ray.kill(actor)
+    return len(jobs) / wall, cpu / len(jobs)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--copies", type=int, nargs=2, default=(2, 8), help="copies of the 164 problems for N1 and N2")
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--copies", type=int, default=8, help="copies of the 164 HumanEval problems")
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    sizes = [_samples(c) for c in args.copies]
-    n1, n2 = (len(s) for s in sizes)
-    with tempfile.TemporaryDirectory() as tmp, ray_session(num_cpus=args.workers):
-        evaluate(sizes[0][:50], dataset="humaneval", workers=args.workers, backend="ray", out=Path(tmp) / "warm.jsonl")
-        timings = {b: [_time(s, b, args.workers, args.repeat, Path(tmp)) for s in sizes] for b in ("local", "ray")}
+    big = _samples(args.copies)
+    small = big[:8]
+    rates: dict[str, list[float]] = {"local": [], "ray": []}
+    driver: dict[str, list[float]] = {"local": [], "ray": []}
+    with tempfile.TemporaryDirectory() as tmp, ray_session(num_cpus=args.workers) as ray:
+        out = Path(tmp)
+        _evaluate_seconds(small, "ray", args.workers, out / "warm.jsonl")
+        for r in range(args.repeat):
+            for backend in rates:
+                t_small, c_small = _evaluate_seconds(small, backend, args.workers, out / f"{backend}-small.jsonl")
+                t_big, c_big = _evaluate_seconds(big, backend, args.workers, out / f"{backend}-big.jsonl")
+                rates[backend].append((len(big) - len(small)) / (t_big - t_small))
+                driver[backend].append((c_big - c_small) / (len(big) - len(small)))
+        dispatch, driver_cpu = _dispatch_rate(ray, _samples(max(args.copies, 20)), args.workers)
 
-    print(f"HumanEval canonical solutions, {args.workers} workers, N1={n1} and N2={n2} distinct programs")
-    slope, driver = {}, {}
-    for backend, ((t1, c1), (t2, c2)) in timings.items():
-        slope[backend] = (t2 - t1) / (n2 - n1)
-        driver[backend] = (c2 - c1) / (n2 - n1)
-        start = t1 - n1 * slope[backend]
-        print(f"  {backend:5}  N1: {t1:6.2f} s ({n1 / t1:5.0f}/s)  N2: {t2:6.2f} s ({n2 / t2:5.0f}/s)  "
-              f"steady: {1 / slope[backend]:5.0f} samples/s  start-up: {start:5.2f} s  "
-              f"driver CPU: {driver[backend] * 1e6:6.0f} us/sample")
-    overhead = slope["ray"] - slope["local"]
-    efficiency = slope["local"] / slope["ray"]
-    per_machine = 1 / slope["ray"]
-    feedable = 1 / driver["ray"]
-    print(f"  Ray overhead: {overhead * 1e3:+.2f} ms/sample ({overhead / slope['local']:+.1%} of local); "
-          f"local/ray throughput: {efficiency:.2f}")
-    print(f"  implied: k machines like this one give ~{efficiency:.2f} k x {1 / slope['local']:.0f} samples/s "
-          f"until the driver saturates at ~{feedable:,.0f} samples/s, i.e. ~{feedable / per_machine:,.0f} machines")
+    local, on_ray = (statistics.median(rates[b]) for b in ("local", "ray"))
+    cost = 1 / dispatch
+    print(f"HumanEval canonical solutions x {args.copies} ({len(big)} programs), {args.workers} workers, "
+          f"median of {args.repeat} interleaved runs")
+    for backend, rate in (("local", local), ("ray", on_ray)):
+        spread = ", ".join(f"{x:.0f}" for x in rates[backend])
+        print(f"  {backend:5} steady state: {rate:6.0f} samples/s  (runs: {spread}); "
+              f"driver CPU {statistics.median(driver[backend]) * 1e6:.0f} us/sample")
+    print(f"  ray/local throughput on this machine: {on_ray / local:.2f}")
+    print(f"  Ray transport + driver loop alone (nothing executed): {dispatch:,.0f} samples/s = "
+          f"{cost * 1e6:.0f} us/sample wall, driver CPU {driver_cpu * 1e6:.0f} us/sample")
+    print(f"  overhead per sample: {cost * 1e6:.0f} us against {1e6 / local:.0f} us of work per sample per machine "
+          f"= {cost * local:.1%}")
+    ceiling = min(dispatch, 1 / statistics.median(driver["ray"]))
+    print(f"  implied: k such machines ~ {1 - cost * local:.2f} x k x {local:.0f} samples/s, up to what one driver "
+          f"handles, ~{ceiling:,.0f} samples/s (the slower of its CPU per sample and the transport): ~{ceiling / local:,.0f} machines")
 
 
 if __name__ == "__main__":

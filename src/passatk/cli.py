@@ -342,7 +342,7 @@ def evaluate(
         str, typer.Option("--backend", help="local (workers on this machine) or ray (workers as Ray actors; pip install 'passatk[ray]').")
     ] = "local",
     ray_address: Annotated[
-        str | None, typer.Option("--ray-address", help="Ray cluster for --backend ray, e.g. auto or ray://head:10001. Default: a local cluster for the run.")
+        str | None, typer.Option("--ray-address", help="Ray cluster for --backend ray: auto, HOST:PORT, or any address ray.init takes. Default: a local cluster for the run.")
     ] = None,
     quiet: QuietOption = False,
     as_json: JsonOption = False,

@@ -32,10 +32,11 @@ import contextlib
 import itertools
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from passatk.execute.pool import LocalPool
-from passatk.execute.sandbox import Limits, Sandbox, SandboxError, plan_sandbox
+from passatk.execute.sandbox import Limits, Sandbox, SandboxError, SandboxWarning, plan_sandbox
 
 __all__ = ["RayPool", "ray_session"]
 
@@ -60,8 +61,8 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None) -> I
     """Ray, connected for the duration of the block.
 
     Uses the Ray of this process as it is when it is already initialised;
-    otherwise connects to the cluster at ``address`` (``"auto"``, ``"ray://host:10001"``,
-    ``"host:6379"``), or, when ``address`` is None, starts a local cluster on
+    otherwise connects to the cluster at ``address`` (``"auto"``, ``"host:6379"``, any
+    address ``ray.init`` takes), or, when ``address`` is None, starts a local cluster on
     loopback with ``num_cpus`` CPUs (default: all), no dashboard and no usage
     statistics. What the block started or connected is shut down at its end.
 
@@ -85,7 +86,11 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None) -> I
 
 
 class _WarmPool(LocalPool):
-    """A one-worker :class:`LocalPool` whose worker stays warm from one ``run`` to the next."""
+    """A one-worker :class:`LocalPool` whose worker stays warm from one ``run`` to the next.
+
+    Only the start and the stop of the worker change; scheduling, retries and
+    verdicts are the local pool's.
+    """
 
     def _start_worker(self) -> None:
         if self._workers:  # the warm worker of the previous batch
@@ -110,8 +115,8 @@ class _SandboxActor:
     """
 
     def __init__(self, mode: str, binds: Sequence[str], limits: Limits):
-        self._mode, self._binds, self._limits = mode, tuple(binds), limits
-        self.sandbox = plan_sandbox(mode, self._binds, quiet=True)
+        self._limits = limits
+        self.sandbox = plan_sandbox(mode, tuple(binds), quiet=True)
         self.pool = _WarmPool(self.sandbox, limits, 1)
         self.pool._start_worker()
 
@@ -226,6 +231,10 @@ class RayPool:
             self._stop_actors(ray, actors)
             raise SandboxError(f"a Ray worker could not start its sandbox: {_cause(exc)}") from None
         self.pids = [pid for pid, _ in infos]
+        weaker = sorted({gap for _, plan in infos for gap in plan.not_isolated} - set(self.sandbox.not_isolated))
+        if weaker:
+            warnings.warn("on some Ray nodes samples are less isolated than on this one; NOT isolated there: "
+                          + "; ".join(weaker) + ".", SandboxWarning, stacklevel=3)
         return actors
 
     def _stop_actors(self, ray, actors: list) -> None:
