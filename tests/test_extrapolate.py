@@ -189,10 +189,11 @@ def test_gradient_matches_finite_differences(m):
 
 
 def _params(x, r, m):
-    """Mixture weights, alphas and betas of fit ``r`` from the flat parameter vector (softmax with first logit 0)."""
+    """Weights, alphas, betas of fit ``r``: logit means, log concentrations, mixing logits (first fixed at 0)."""
     row = x.reshape(3, 3 * m - 1)[r]
+    mean, conc = 1 / (1 + np.exp(-row[:m])), np.exp(row[m : 2 * m])
     logits = np.r_[0.0, row[2 * m :]]
-    return np.exp(logits) / np.exp(logits).sum(), np.exp(row[:m]), np.exp(row[m : 2 * m])
+    return np.exp(logits) / np.exp(logits).sum(), mean * conc, (1 - mean) * conc
 
 
 def test_closed_form_reference_value():

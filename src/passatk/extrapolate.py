@@ -33,8 +33,12 @@ from passatk.uncertainty import ConfidenceInterval
 __all__ = ["ExtrapolationResult", "pass_at_k_beyond"]
 
 METHODS = ("beta_binomial", "beta_binomial_mixture")
-_LOG_BOUND = 9.0  # alpha, beta in [e^-9, e^9] ~ [1.2e-4, 8.1e3]
-_LOGIT_BOUND = 20.0
+# Each beta component is parametrised by the logit of its mean mu = alpha / (alpha + beta) and the log
+# of its concentration s = alpha + beta.  Data with no spread across problems drive s to infinity (the
+# binomial limit); in these coordinates that ridge is parallel to an axis and stops cleanly at the bound.
+_BOUNDS_MEAN = (-15.0, 15.0)  # logit mu
+_BOUNDS_CONC = (-9.0, 11.0)  # log s: s in [1.2e-4, 6e4]
+_BOUNDS_WEIGHT = (-20.0, 20.0)  # mixing logits
 
 
 # --------------------------------------------------------------------------- #
@@ -69,8 +73,9 @@ def _log_normalise(v: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _unpack(x: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(R, 3m-1)`` free parameters to alpha ``(R, m)``, beta ``(R, m)``, log-weights ``(R, m)``."""
-    alpha, beta = np.exp(x[:, :m]), np.exp(x[:, m : 2 * m])
+    """``(R, 3m-1)`` free parameters (logit means, log concentrations, logits) to alpha, beta, log-weights ``(R, m)``."""
+    mean, conc = 1.0 / (1.0 + np.exp(-x[:, :m])), np.exp(x[:, m : 2 * m])
+    alpha, beta = mean * conc, (1.0 - mean) * conc
     logits = np.concatenate([np.zeros((x.shape[0], 1)), x[:, 2 * m :]], axis=1)
     return alpha, beta, _log_normalise(logits, axis=1)[1]
 
@@ -100,37 +105,56 @@ def _neg_log_likelihood(x: np.ndarray, w: np.ndarray, counts: _Counts, m: int) -
     dg_data = special.digamma(np.stack([c + a_j, n - c + b_j, n + a_j + b_j]))
     dg_prior = special.digamma(np.stack([a, b, a + b]))
     common = dg_prior[2] - dg_data[2]
-    d_alpha = (resp * (dg_data[0] - dg_prior[0] + common)).sum(axis=1) * alpha
-    d_beta = (resp * (dg_data[1] - dg_prior[1] + common)).sum(axis=1) * beta
+    d_alpha = (resp * (dg_data[0] - dg_prior[0] + common)).sum(axis=1)
+    d_beta = (resp * (dg_data[1] - dg_prior[1] + common)).sum(axis=1)
+    d_mean = (d_alpha - d_beta) * alpha * beta / (alpha + beta)  # d/d logit mu = s mu (1 - mu) (d_alpha - d_beta)
+    d_conc = d_alpha * alpha + d_beta * beta  # d/d log s
     d_logit = resp.sum(axis=1) - w.sum(axis=1, keepdims=True) * np.exp(log_pi)
-    grad = np.concatenate([d_alpha, d_beta, d_logit[:, 1:]], axis=1)
+    grad = np.concatenate([d_mean, d_conc, d_logit[:, 1:]], axis=1)
     return -float((w * log_mix[:, :, 0]).sum()), -grad.ravel()
+
+
+def _minimise(x0: np.ndarray, w: np.ndarray, counts: _Counts, m: int, bounds: list, maxiter: int = 2000) -> np.ndarray:
+    """One L-BFGS-B run over the rows of ``w`` together (their objectives add up)."""
+    from scipy import optimize
+
+    fit = optimize.minimize(
+        _neg_log_likelihood,
+        x0.ravel(),
+        args=(w, counts, m),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=bounds * w.shape[0],
+        options={"maxiter": maxiter, "ftol": 1e-14, "gtol": 1e-9},
+    )
+    return fit.x.reshape(w.shape[0], 3 * m - 1)
+
+
+def _unconverged(x: np.ndarray, w: np.ndarray, counts: _Counts, m: int, bounds: list) -> np.ndarray:
+    """Rows whose projected gradient (zero where a bound holds the parameter back) exceeds 1e-5."""
+    grad = _neg_log_likelihood(x.ravel(), w, counts, m)[1].reshape(x.shape)
+    low, high = np.array(bounds).T
+    held = ((x <= low + 1e-9) & (grad > 0)) | ((x >= high - 1e-9) & (grad < 0))
+    return np.flatnonzero(np.abs(np.where(held, 0.0, grad)).max(axis=1) > 1e-5)
 
 
 def _maximise(x0: np.ndarray, w: np.ndarray, counts: _Counts, m: int) -> np.ndarray:
     """Maximum-likelihood parameters ``(R, 3m-1)`` for each row of ``w``, started at ``x0``.
 
-    One beta law is well conditioned, so all R fits run as one L-BFGS-B
-    problem (their objectives are separable; this converges to ~1e-7 and is
-    ~15x faster than a loop).  Mixtures have flat directions in which a
-    shared line search stalls, so they are fitted one row at a time.
+    One beta law is well conditioned, so all R fits first run as one
+    L-BFGS-B problem (separable objectives; ~15x faster than a loop) for
+    at most 100 iterations; a row left short of its optimum (a nearly flat
+    likelihood, as with a handful of problems) is then refitted alone.  Mixtures have flat directions in which a shared line search
+    stalls, so they are fitted one row at a time.
     """
-    from scipy import optimize
-
-    bounds = [(-_LOG_BOUND, _LOG_BOUND)] * (2 * m) + [(-_LOGIT_BOUND, _LOGIT_BOUND)] * (m - 1)
-    blocks = [slice(0, w.shape[0])] if m == 1 else [slice(r, r + 1) for r in range(w.shape[0])]
-    out = np.empty((w.shape[0], 3 * m - 1))
-    for rows in blocks:
-        fit = optimize.minimize(
-            _neg_log_likelihood,
-            x0[rows].ravel(),
-            args=(w[rows], counts, m),
-            jac=True,
-            method="L-BFGS-B",
-            bounds=bounds * w[rows].shape[0],
-            options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9},
-        )
-        out[rows] = fit.x.reshape(-1, 3 * m - 1)
+    bounds = [_BOUNDS_MEAN] * m + [_BOUNDS_CONC] * m + [_BOUNDS_WEIGHT] * (m - 1)
+    if m == 1:
+        out = _minimise(x0, w, counts, m, bounds, maxiter=100)
+        todo = _unconverged(out, w, counts, m, bounds)
+    else:
+        out, todo = x0.copy(), np.arange(w.shape[0])
+    for r in todo:
+        out[r] = _minimise(out[r : r + 1], w[r : r + 1], counts, m, bounds)[0]
     return out
 
 
@@ -139,13 +163,12 @@ def _starts(n: np.ndarray, c: np.ndarray, m: int) -> np.ndarray:
     p = (c + 0.5) / (n + 1.0)
     mean, var = p.mean(), max(p.var(), 1e-4)
     conc = np.clip(mean * (1 - mean) / var - 1.0, 0.05, 100.0)
-    one = np.log([mean * conc, (1 - mean) * conc])
     if m == 1:
-        return one[None, :]
+        return np.array([[np.log(mean / (1 - mean)), np.log(conc)]])
     # components centred on the m quantile groups of the observed rates, at three concentrations
     means = np.clip([g.mean() for g in np.array_split(np.sort(p), m)], 0.02, 0.98)
     return np.array([
-        np.concatenate([np.log(means * conc * spread), np.log((1 - means) * conc * spread), np.zeros(m - 1)])
+        np.concatenate([np.log(means / (1 - means)), np.full(m, np.log(conc * spread)), np.zeros(m - 1)])
         for spread in (0.5, 1.0, 2.0)
     ])
 
@@ -387,7 +410,9 @@ def pass_at_k_beyond(
     solved".  Compare the fit with :func:`passatk.pass_at_k` at ``k <= n``
     and between methods (``bic``) before trusting a number at ``k >> n``.
     The bootstrap band reflects sampling noise only, not the choice of law.
-    Parameters are kept in :math:`[e^{-9}, e^{9}]`.
+    Each component's mean is kept in :math:`[3 \cdot 10^{-7}, 1 - 3 \cdot 10^{-7}]` and
+    its concentration :math:`\alpha + \beta` in :math:`[e^{-9}, e^{11}]`; data without
+    spread across problems end at the upper bound (the binomial limit).
 
     References
     ----------
