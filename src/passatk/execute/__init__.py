@@ -2,6 +2,7 @@
 
 from passatk.execute.journal import Journal
 from passatk.execute.pool import FifoScheduler, LocalPool, Scheduler
+from passatk.execute.ray_backend import RayPool
 from passatk.execute.runner import EvaluationResult, SandboxErrorWarning, evaluate
 from passatk.execute.sandbox import (
     Limits,
@@ -21,6 +22,7 @@ __all__ = [
     "Limits",
     "LocalPool",
     "Problem",
+    "RayPool",
     "Sandbox",
     "SandboxError",
     "SandboxErrorWarning",

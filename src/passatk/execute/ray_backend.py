@@ -183,6 +183,18 @@ class RayPool:
         Process ids of the actors as started (for diagnostics and tests).
     peak_in_flight : int
         The most batches outstanding at once during the last :meth:`run`.
+
+    Examples
+    --------
+    The pool :func:`evaluate` uses with ``backend="ray"``; directly (starts a local
+    cluster for the call, which takes seconds, hence not run here):
+
+    >>> from passatk.execute import Limits, RayPool, plan_sandbox
+    >>> jobs = [{"key": "a", "kind": "python", "source": "assert 1 + 1 == 2"}]
+    >>> verdicts = []
+    >>> RayPool(plan_sandbox(quiet=True), Limits(), workers=1).run(jobs, verdicts.append)  # doctest: +SKIP
+    >>> [v["status"] for v in verdicts]  # doctest: +SKIP
+    ['passed']
     """
 
     def __init__(self, sandbox: Sandbox, limits: Limits, workers: int | None = None, *, address: str | None = None,
