@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from passatk import load_results
 from passatk.cli import app
-from passatk.execute import Journal, Limits, LocalPool, SandboxWarning, evaluate, job_key, plan_sandbox
+from passatk.execute import Journal, Limits, LocalPool, SandboxError, SandboxWarning, evaluate, job_key, plan_sandbox
 from passatk.execute.ray_backend import RayPool, ray_session
 from passatk.execute.tasks import humaneval_path
 
@@ -202,6 +202,17 @@ class TestRayPool:
         assert [v["status"] for v in got] == ["failed", "passed"]
 
 
+    def test_too_few_cpus_is_an_error_not_a_hang(self, cluster):
+        """Three actors on a 2-CPU cluster: a SandboxError after start_timeout, and the cluster is free again."""
+        pool = RayPool(plan_sandbox("auto", quiet=True), LIMITS, 3, start_timeout=1)
+        with pytest.raises(SandboxError, match=r"3 Ray workers were not all ready after 1 s; the cluster has 2 CPUs"):
+            pool.run(_jobs(1), lambda v: None)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and cluster["ray"].available_resources().get("CPU", 0) < 2:
+            time.sleep(0.1)
+        assert cluster["ray"].available_resources().get("CPU", 0) == 2
+
+
 HUMANEVAL_20 = [json.loads(line) for line in gzip.open(humaneval_path(), "rt")][:20]
 HUMANEVAL = HUMANEVAL_20[:4]
 
@@ -263,6 +274,7 @@ ERRORS = [
     ({"max_in_flight": 0}, ValueError, r"`max_in_flight` must be an integer >= 1; got max_in_flight=0"),
     ({"max_retries": -1}, ValueError, r"`max_retries` must be an integer >= 0; got max_retries=-1"),
     ({"workers": 0}, ValueError, r"`workers` must be an integer >= 1; got workers=0"),
+    ({"start_timeout": 0}, ValueError, r"`start_timeout` must be a positive number of seconds; got start_timeout=0"),
 ]
 
 

@@ -176,6 +176,9 @@ class RayPool:
         actors, so every actor has its next batch queued while it runs one.
     max_retries : int, default 3
         Restarts of a dead actor and reruns of the batch it held.
+    start_timeout : float, default 300
+        Seconds to wait for every actor to have its sandbox ready (a cluster
+        without ``workers`` free CPUs would otherwise wait for ever).
 
     Attributes
     ----------
@@ -198,7 +201,7 @@ class RayPool:
     """
 
     def __init__(self, sandbox: Sandbox, limits: Limits, workers: int | None = None, *, address: str | None = None,
-                 batch: int = 16, max_in_flight: int | None = None, max_retries: int = 3):
+                 batch: int = 16, max_in_flight: int | None = None, max_retries: int = 3, start_timeout: float = 300.0):
         self.sandbox, self.limits, self.address = sandbox, limits, address
         if isinstance(workers, bool) or not (workers is None or (isinstance(workers, int) and workers >= 1)):
             raise ValueError(f"`workers` must be an integer >= 1; got workers={workers!r}.")
@@ -206,6 +209,9 @@ class RayPool:
         self.batch = _count_iv("batch", batch, 1)
         self.max_in_flight = None if max_in_flight is None else _count_iv("max_in_flight", max_in_flight, 1)
         self.max_retries = _count_iv("max_retries", max_retries, 0)
+        if isinstance(start_timeout, bool) or not isinstance(start_timeout, (int, float)) or not start_timeout > 0:
+            raise ValueError(f"`start_timeout` must be a positive number of seconds; got start_timeout={start_timeout!r}.")
+        self.start_timeout = float(start_timeout)
         self.pids: list[int] = []
         self.peak_in_flight = 0
 
@@ -230,17 +236,24 @@ class RayPool:
             actors = self._start_actors(ray)
             try:
                 self._drive(ray, actors, itertools.chain([first], jobs), on_verdict)
-            finally:
-                self._stop_actors(ray, actors)
+            except BaseException:
+                _kill(ray, actors)  # without waiting for the batches they hold
+                raise
+            self._stop_actors(ray, actors)
 
     def _start_actors(self, ray) -> list:
         count = self.n_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         remote = ray.remote(num_cpus=1, max_restarts=self.max_retries, max_task_retries=self.max_retries)(_SandboxActor)
         actors = [remote.remote(self.sandbox.mode, self.sandbox.binds, self.limits) for _ in range(count)]
         try:
-            infos = ray.get([a.info.remote() for a in actors])
+            infos = ray.get([a.info.remote() for a in actors], timeout=self.start_timeout)
+        except ray.exceptions.GetTimeoutError:
+            _kill(ray, actors)
+            cpus = ray.cluster_resources().get("CPU", 0)
+            raise SandboxError(f"{count} Ray workers were not all ready after {self.start_timeout:g} s; the cluster has "
+                               f"{cpus:g} CPUs in all, and each worker needs one free (fewer --workers?).") from None
         except ray.exceptions.RayError as exc:
-            self._stop_actors(ray, actors)
+            _kill(ray, actors)
             raise SandboxError(f"a Ray worker could not start its sandbox: {_cause(exc)}") from None
         self.pids = [pid for pid, _ in infos]
         weaker = sorted({gap for _, plan in infos for gap in plan.not_isolated} - set(self.sandbox.not_isolated))
@@ -250,13 +263,9 @@ class RayPool:
         return actors
 
     def _stop_actors(self, ray, actors: list) -> None:
-        for ref in [a.close.remote() for a in actors]:
-            try:
-                ray.get(ref, timeout=10)
-            except ray.exceptions.RayError:
-                pass  # a dead actor has nothing to close
-        for actor in actors:
-            ray.kill(actor)
+        """Let every actor stop its worker (and remove its cgroup), then end the actors."""
+        ray.wait([a.close.remote() for a in actors], num_returns=len(actors), timeout=10)
+        _kill(ray, actors)
 
     def _drive(self, ray, actors: list, jobs: Iterable[dict], on_verdict: Callable[[dict], None]) -> None:
         """Submit batches to the least loaded actor, never more than ``max_in_flight`` at once."""
@@ -297,6 +306,12 @@ class RayPool:
             if isinstance(cause, SandboxError):
                 raise SandboxError(str(cause)) from None
             raise
+
+
+def _kill(ray, actors: list) -> None:
+    """End the actors now; their sandboxed workers die with them (``--die-with-parent``)."""
+    for actor in actors:
+        ray.kill(actor)
 
 
 def _cause(exc: BaseException) -> str:
