@@ -93,9 +93,15 @@ def _job(source: str) -> dict:
     return {**job, "key": job_key(job, LIMITS)}
 
 
+RUNNING = "pk-sample-runs"  # the process name a sleeping sample gives itself, visible in /proc
+
+
 def _jobs(count: int, *, sleep: float = 0.0, killer: bool = False) -> list[dict]:
-    """Programs i = 0..count-1 that pass unless i % 3 == 0; optionally one that tries to kill its worker."""
-    body = f"import time\ntime.sleep({sleep})\n" if sleep else ""
+    """Programs i = 0..count-1 that pass unless i % 3 == 0; optionally one that tries to kill its worker.
+
+    With ``sleep``, each first renames its process to RUNNING (PR_SET_NAME), then sleeps.
+    """
+    body = f"import ctypes, time\nctypes.CDLL(None).prctl(15, {RUNNING.encode()!r}, 0, 0, 0)\ntime.sleep({sleep})\n" if sleep else ""
     jobs = [_job(f"{body}x = {i}\nassert x % 3 != 0, 'multiple of three'\n") for i in range(count)]
     if killer:
         jobs.insert(count // 2, _job("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nassert False\n"))
@@ -150,10 +156,7 @@ class TestRayPool:
                 time.sleep(0.01)
             victim = pool.pids[0]
             while time.monotonic() < deadline:
-                procs = _descendants(victim)
-                # a sample is a child the warm worker forked: a worker.py process whose parent is one too
-                workers = {p for p in procs if b"worker.py" in Path(f"/proc/{p}/cmdline").read_bytes()} if procs else set()
-                if any((_stat(p) or (0,))[0] in workers for p in workers):
+                if any(name == RUNNING for name, _ in _descendants(victim).values()):
                     os.kill(victim, signal.SIGKILL)
                     killed.append(victim)
                     return
@@ -189,7 +192,6 @@ class TestRayPool:
         assert state["received"] == len(jobs)
         assert state["peak"] == batch * max_in_flight
         assert pool.peak_in_flight == max_in_flight
-
 
     def test_nodes_less_isolated_than_the_driver_are_reported(self, cluster):
         """A node whose sandbox lacks something the driver's has gives a SandboxWarning naming the gap."""
