@@ -133,6 +133,14 @@ class TestCurves:
         assert list(d["models"]["diverse"]["pass_at_k"]) == ["1", "2", "4", "8", "16"]
         assert len(d["crossovers"]) == 1 and d["crossovers"][0]["k_cross"] == 5
 
+    def test_models_without_shared_problems_have_no_crossover(self):
+        """Curves of two different benchmarks are drawn side by side, with no pair compared."""
+        a, _ = pair()
+        other = Results.from_counts(["x", "y", "z"], [4, 4, 4], [1, 2, 3], name="other")
+        out = curves({"focused": a, "other": other})
+        assert out.crossovers == [] and out.crossover_lines() == []
+        assert out.summaries["other"].ks == (1, 2, 4)
+
     def test_crossover_sentences(self):
         """The sentence names leader, challenger and crossing k, or says there is none."""
         a, b = pair(copies=5)

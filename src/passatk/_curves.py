@@ -51,7 +51,7 @@ class CurvesResult:
     extrapolations : dict of str to ExtrapolationResult
         Model-based pass@k beyond each model's smallest n (empty unless asked).
     crossovers : list of CrossoverResult
-        One per pair of models.
+        One per pair of models that share problems.
 
     Methods
     -------
@@ -196,7 +196,11 @@ def curves(
                     f"got extrapolate_to={extrapolate_to!r}."
                 )
             extrapolations[name] = pass_at_k_beyond(r, log2_ks(int(extrapolate_to), own_n + 1), method, rng=seed)
-    pairs = [crossover(models[a], models[b], level=level, rng=seed) for a, b in combinations(models, 2)]
+    pairs = [
+        crossover(models[a], models[b], level=level, rng=seed)
+        for a, b in combinations(models, 2)
+        if set(models[a].task_ids.tolist()) & set(models[b].task_ids.tolist())  # different benchmarks: no pair
+    ]
     return CurvesResult(summaries, extrapolations, pairs)
 
 
