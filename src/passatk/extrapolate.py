@@ -410,6 +410,10 @@ def pass_at_k_beyond(
     solved".  Compare the fit with :func:`passatk.pass_at_k` at ``k <= n``
     and between methods (``bic``) before trusting a number at ``k >> n``.
     The bootstrap band reflects sampling noise only, not the choice of law.
+    A mixture's likelihood can have several local maxima: the full fit takes
+    the best of three starts, each bootstrap refit starts from it, and the
+    refits run one at a time (seconds to a minute for 200 replicates, against
+    well under a second for one beta law).
     Each component's mean is kept in :math:`[3 \cdot 10^{-7}, 1 - 3 \cdot 10^{-7}]` and
     its concentration :math:`\alpha + \beta` in :math:`[e^{-9}, e^{11}]`; data without
     spread across problems end at the upper bound (the binomial limit).
