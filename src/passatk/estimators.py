@@ -56,6 +56,20 @@ def _int_array(x, name: str) -> np.ndarray:
     return out
 
 
+def _probability_array(x, name: str) -> np.ndarray:
+    """``x`` as a float64 array of probabilities in [0, 1], or raise naming ``name``."""
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`{name}` must be a probability or an array of probabilities; got {x!r:.60}") from exc
+    bad = ~((arr >= 0.0) & (arr <= 1.0))  # also catches NaN
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = f" at index {idx}" if arr.ndim else ""
+        raise ValueError(f"`{name}` must lie in [0, 1]; got {name}={arr[idx].item()!r}{where}.")
+    return arr
+
+
 def _ks_iv(k) -> tuple[np.ndarray, bool]:
     """Normalise ``k`` to a 1-D int64 array; the flag says whether it was a scalar."""
     scalar = np.ndim(k) == 0

@@ -21,7 +21,7 @@ from numbers import Rational
 
 import numpy as np
 
-from passatk.estimators import _int_array
+from passatk.estimators import _int_array, _probability_array
 
 __all__ = [
     "MixtureResult",
@@ -45,20 +45,6 @@ def _positive_int(x, name: str) -> int:
     if value < 1:
         raise ValueError(f"`{name}` must be an integer >= 1; got {name}={value}.")
     return value
-
-
-def _probability_array(x, name: str) -> np.ndarray:
-    """``x`` as a float64 array of probabilities in [0, 1], or raise naming ``name``."""
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"`{name}` must be a probability or an array of probabilities; got {x!r:.60}") from exc
-    bad = ~((arr >= 0.0) & (arr <= 1.0))  # also catches NaN
-    if bad.any():
-        idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        where = f" at index {idx}" if arr.ndim else ""
-        raise ValueError(f"`{name}` must lie in [0, 1]; got {name}={arr[idx]!r}{where}.")
-    return arr
 
 
 def _probability_fraction(p) -> Fraction:

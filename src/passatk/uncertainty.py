@@ -16,7 +16,7 @@ from math import lgamma
 
 import numpy as np
 
-from passatk.estimators import _check_k_le_n, _counts_iv, _int_array, _ks_iv, _pass_table_lookup
+from passatk.estimators import _check_k_le_n, _counts_iv, _int_array, _ks_iv, _pass_table_lookup, _probability_array
 
 __all__ = ["ConfidenceInterval", "variance", "variance_estimate"]
 
@@ -44,16 +44,9 @@ def _variance_iv(n, k, p, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarr
         raise ValueError(f"`method` must be 'exact' or 'asymptotic'; got method={method!r}.")
     n_arr = _int_array(n, "n")
     k_arr = _int_array(k, "k")
-    try:
-        p_arr = np.asarray(p, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"`p` must be a probability or an array of probabilities; got {p!r:.60}") from exc
+    p_arr = _probability_array(p, "p")
     if p_arr.size == 0:
         raise ValueError("`p` is empty; pass at least one probability.")
-    bad = ~((p_arr >= 0) & (p_arr <= 1))
-    if bad.any():
-        first = float(p_arr[np.unravel_index(np.argmax(bad), p_arr.shape)])
-        raise ValueError(f"`p` must lie in [0, 1]; got p={first}.")
     try:
         n_arr, k_arr, p_arr = np.broadcast_arrays(n_arr, k_arr, p_arr)
     except ValueError:
