@@ -286,6 +286,8 @@ def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, site_packages
             plan = Sandbox("bwrap", guard, missing, bwrap, binds, paths, cgroup)
             reason = _probe(plan)
             if reason is None:
+                if missing and not quiet:
+                    warnings.warn("Samples run under bubblewrap; NOT isolated: " + "; ".join(missing) + ".", SandboxWarning, stacklevel=2)
                 _PLANS[key] = plan
                 return plan
             reason = f"bubblewrap does not work here ({reason})"
