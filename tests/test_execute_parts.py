@@ -133,3 +133,46 @@ def test_verdicts_do_not_depend_on_load():
 def _spin():
     while True:
         pass
+
+
+class TestLostWorkers:
+    def _jobs(self):
+        return [{"key": "a", "kind": "python", "source": "pass\n"},
+                {"key": "b", "kind": "python", "source": "import time\ntime.sleep(0.5)\n"}]
+
+    def test_job_of_a_dead_worker_is_retried(self):
+        """A worker killed from outside: the job it held runs again in a fresh worker."""
+        from passatk.execute import LocalPool
+
+        verdicts = {}
+        pool = LocalPool(plan_sandbox("auto", quiet=True), Limits(timeout=1), workers=1)
+
+        def on_verdict(v):
+            verdicts[v["key"]] = v
+            if v["key"] == "a":
+                os.killpg(pool._workers[0].proc.pid, 9)
+
+        pool.run(self._jobs(), on_verdict)
+        assert verdicts["b"]["status"] == "passed"
+
+    def test_job_that_keeps_losing_workers_is_an_error(self):
+        """After MAX_ATTEMPTS lost workers the job is recorded as "error", and the run ends."""
+        from passatk.execute import LocalPool
+
+        class Killing(LocalPool):
+            def _start_worker(self):
+                super()._start_worker()
+                if self._next_index > 1:
+                    os.killpg(self._workers[self._next_index - 1].proc.pid, 9)
+
+        verdicts = {}
+        pool = Killing(plan_sandbox("auto", quiet=True), Limits(timeout=1), workers=1)
+
+        def on_verdict(v):
+            verdicts[v["key"]] = v
+            if v["key"] == "a":
+                os.killpg(pool._workers[0].proc.pid, 9)
+
+        pool.run(self._jobs(), on_verdict)
+        assert verdicts["a"]["status"] == "passed"
+        assert verdicts["b"]["status"] == "error" and "worker died" in verdicts["b"]["detail"]
