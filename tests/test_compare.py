@@ -265,7 +265,7 @@ def test_cli_score_and_compare_humaneval_format(shared_data, tmp_path):
     assert res.exit_code == 0, res.output
     rec = json.loads(runner.invoke(app, ["score", str(a), "-k", "1,5", "--json"]).stdout)["modelA"]
     e = rec["pass_at_k"]["1"]
-    assert rec["problems"] == 164 and f"{e['estimate']:.4f} ± {e['se']:.4f}" in res.stdout
+    assert rec["problems"] == 164 and f"{e['estimate']:.4f} │ {e['se']:.4f}" in res.stdout
     assert f"[{e['ci'][0]:.4f}, {e['ci'][1]:.4f}]" in res.stdout and "95% CI" in res.stdout
     out = runner.invoke(app, ["compare", str(a), str(b), "-k", "1,5"])
     assert out.exit_code == 0, out.output
@@ -334,7 +334,7 @@ def test_cli_score_and_compare_real_humaneval_verdicts(codegen_runs):
         assert rec[k]["estimate"] == pytest.approx(want.estimate[j], rel=1e-12)
         assert rec[k]["ci"] == pytest.approx([want.ci.low[j], want.ci.high[j]], rel=1e-12)
     table = runner.invoke(app, ["score", str(a), "-k", "1,5"])
-    assert f"{want.estimate[0]:.4f} ± {want.se[0]:.4f}" in table.stdout
+    assert f"{want.estimate[0]:.4f} │ {want.se[0]:.4f}" in table.stdout
     cmp = runner.invoke(app, ["compare", str(a), str(b), "-k", "1,5"])
     assert cmp.exit_code == 0, cmp.output
     assert "note: 1 problem(s) only in runA (HumanEval/7): excluded from runA - runB." in cmp.stdout

@@ -35,31 +35,27 @@ def score_dict(
 
 
 def score_table(records: Mapping[str, dict]):
-    """A rich table with one row per model and one column per k."""
+    """A rich table: one section per model, one row per k (readable at any terminal width)."""
     from rich.table import Table
 
     first = next(iter(records.values()))
-    ks = list(first["pass_at_k"])
     title = "pass@k (unbiased estimator)"
     if "level" in first:
-        title += f" ± SE, [{first['level']:.0%} CI: {first['method']}, {first['target']}]"
+        title += f", standard error and {first['level']:.0%} CI ({first['method']}, {first['target']})"
     table = Table(title=title, title_justify="left")
-    table.add_column("model")
-    table.add_column("problems", justify="right")
-    table.add_column("samples", justify="right")
-    for k in ks:
-        table.add_column(f"pass@{k}", justify="right")
+    table.add_column("model", overflow="fold")
+    table.add_column("k", no_wrap=True)
+    table.add_column("estimate", justify="right", no_wrap=True)
+    table.add_column("± SE", justify="right", no_wrap=True)
+    table.add_column("CI" if "level" not in first else f"{first['level']:.0%} CI", justify="right", no_wrap=True)
     for name, rec in records.items():
-        cells = []
-        for k in ks:
-            e = rec["pass_at_k"][k]
-            cell = f"{e['estimate']:.4f}"
-            if e["se"] is not None:
-                cell += f" ± {e['se']:.4f}"
-            if e["ci"] is not None:
-                cell += f"\n[{e['ci'][0]:.4f}, {e['ci'][1]:.4f}]"
-            cells.append(cell)
-        table.add_row(name, str(rec["problems"]), str(rec["samples"]), *cells)
+        counts = f"{rec['problems']} problems, {rec['samples']} samples"
+        items = list(rec["pass_at_k"].items())
+        labels = [name, counts] if len(items) > 1 else [f"{name}\n{counts}"]
+        for i, (k, e) in enumerate(items):
+            se = "-" if e["se"] is None else f"{e['se']:.4f}"
+            ci = "-" if e["ci"] is None else f"[{e['ci'][0]:.4f}, {e['ci'][1]:.4f}]"
+            table.add_row(labels[i] if i < len(labels) else "", f"pass@{k}", f"{e['estimate']:.4f}", se, ci, end_section=i == len(items) - 1)
     return table
 
 
