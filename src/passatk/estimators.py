@@ -70,6 +70,20 @@ def _probability_array(x, name: str) -> np.ndarray:
     return arr
 
 
+def _broadcast_iv(**arrays: np.ndarray) -> list[np.ndarray]:
+    """Broadcast named arrays together, or raise a ValueError naming them and their shapes."""
+    try:
+        return np.broadcast_arrays(*arrays.values())
+    except ValueError:
+        names = _and_list([f"`{name}`" for name in arrays])
+        shapes = _and_list([str(a.shape) for a in arrays.values()])
+        raise ValueError(f"{names} must broadcast together; got shapes {shapes}.") from None
+
+
+def _and_list(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def _ks_iv(k) -> tuple[np.ndarray, bool]:
     """Normalise ``k`` to a 1-D int64 array; the flag says whether it was a scalar."""
     scalar = np.ndim(k) == 0
@@ -86,10 +100,7 @@ def _ks_iv(k) -> tuple[np.ndarray, bool]:
 def _counts_iv(n, c, labels: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Validate and broadcast the per-problem sample counts ``n`` and correct counts ``c``."""
     n_arr, c_arr = _int_array(n, "n"), _int_array(c, "c")
-    try:
-        n_arr, c_arr = np.broadcast_arrays(n_arr, c_arr)
-    except ValueError:
-        raise ValueError(f"`n` and `c` must broadcast together; got shapes {np.shape(n)} and {np.shape(c)}.") from None
+    n_arr, c_arr = _broadcast_iv(n=n_arr, c=c_arr)
     if (n_arr < 1).any():
         i = int(np.flatnonzero(n_arr.ravel() < 1)[0])
         raise ValueError(f"every problem needs n >= 1 samples; {_label(i, labels)} has n={int(n_arr.ravel()[i])}.")

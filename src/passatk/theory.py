@@ -21,7 +21,7 @@ from numbers import Rational
 
 import numpy as np
 
-from passatk.estimators import _int_array, _probability_array
+from passatk.estimators import _broadcast_iv, _int_array, _probability_array
 
 __all__ = [
     "MixtureResult",
@@ -562,11 +562,6 @@ def verifier_hole_amplification(p, h, k):
     karr = _int_array(k, "k")
     if (karr < 1).any():
         raise ValueError(f"`k` must be at least 1; got k={int(karr[karr < 1].ravel()[0])}.")
-    try:
-        parr, harr, karr = np.broadcast_arrays(parr, harr, karr)
-    except ValueError:
-        raise ValueError(
-            f"`p`, `h` and `k` must broadcast together; got shapes {parr.shape}, {harr.shape} and {karr.shape}."
-        ) from None
+    parr, harr, karr = _broadcast_iv(p=parr, h=harr, k=karr)
     out = 1.0 - ((1.0 - parr) * (1.0 - harr)) ** karr
     return float(out) if out.ndim == 0 else out

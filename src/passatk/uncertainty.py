@@ -16,7 +16,15 @@ from math import lgamma
 
 import numpy as np
 
-from passatk.estimators import _check_k_le_n, _counts_iv, _int_array, _ks_iv, _pass_table_lookup, _probability_array
+from passatk.estimators import (
+    _broadcast_iv,
+    _check_k_le_n,
+    _counts_iv,
+    _int_array,
+    _ks_iv,
+    _pass_table_lookup,
+    _probability_array,
+)
 
 __all__ = ["ConfidenceInterval", "variance", "variance_estimate"]
 
@@ -47,12 +55,7 @@ def _variance_iv(n, k, p, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarr
     p_arr = _probability_array(p, "p")
     if p_arr.size == 0:
         raise ValueError("`p` is empty; pass at least one probability.")
-    try:
-        n_arr, k_arr, p_arr = np.broadcast_arrays(n_arr, k_arr, p_arr)
-    except ValueError:
-        raise ValueError(
-            f"`n`, `k` and `p` must broadcast together; got shapes {np.shape(n)}, {np.shape(k)} and {np.shape(p)}."
-        ) from None
+    n_arr, k_arr, p_arr = _broadcast_iv(n=n_arr, k=k_arr, p=p_arr)
     if (k_arr < 1).any():
         raise ValueError(f"`k` must be at least 1; got k={int(k_arr[k_arr < 1].ravel()[0])}.")
     over = k_arr > n_arr
