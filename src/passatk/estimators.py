@@ -146,7 +146,8 @@ def _pass_table_lookup(n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarr
         table[:, start] = 1.0
         np.cumprod(factors, axis=1, out=table[:, start + 1 : start + nv + 1])
     table = 1.0 - table
-    _exact_k1(table, ks, np.arange(table.shape[1]) - np.repeat(offsets, uniq + 1), np.repeat(uniq, uniq + 1))
+    if (ks == 1).any():  # the c and n of every table cell, only when k = 1 is asked for
+        _exact_k1(table, ks, np.arange(table.shape[1]) - np.repeat(offsets, uniq + 1), np.repeat(uniq, uniq + 1))
     return table[:, offsets[inv.ravel()] + c].T
 
 
