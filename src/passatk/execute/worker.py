@@ -186,6 +186,10 @@ def _setup(cfg):
         except ImportError:
             pass
     exec(compile(_WARM_UP, "<warm-up>", "exec"), {"__name__": "__warm_up__"})
+    # The dispositions a child starts with, set here once rather than in every child.  The
+    # worker is in a session of its own and writes no large files, so it is not affected.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
     gc.freeze()  # children's collections skip (and so do not copy) the worker's own objects
     cfg["base"] = tempfile.mkdtemp(prefix="passatk-run-", dir=cfg.get("tmp") or None)
     # kill(-1) is only safe when we are alone in a pid namespace with our samples.
@@ -260,8 +264,6 @@ def _enter_child(cfg, cpu_seconds, stdin_fd, stdout_fd, stderr_fd, keep=()):
     """In the forked child, before any sample code: session, limits, descriptors."""
     os.setsid()
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
-        signal.signal(sig, signal.SIG_DFL)
     os.dup2(stdin_fd, 0)
     os.dup2(stdout_fd, 1)
     os.dup2(stderr_fd, 2)
@@ -328,13 +330,17 @@ def _supervise(pid, cfg, cpu_limit, readers, stop=None):
         return True
 
     how = None
+    cpu = checked = 0.0  # the CPU time read from /proc, and when
     while how is None:
-        cpu, wall = _cpu_time(pid), time.monotonic() - start
+        wall = time.monotonic() - start
+        # CPU time cannot outrun wall time (but for threads, which the CPU rlimit backs up),
+        # so /proc is read only once the budget could be spent.
+        if cpu + (wall - checked) >= cpu_limit:
+            cpu, checked = _cpu_time(pid), wall
         if cpu >= cpu_limit or wall >= wall_limit:
             how = "timeout"
             break
-        # CPU time cannot outrun wall time (but for threads, which the CPU rlimit backs up).
-        for fd, _ in poller.poll(max(0.005, min(cpu_limit - cpu, wall_limit - wall)) * 1000):
+        for fd, _ in poller.poll(max(0.005, min(cpu_limit - cpu - (wall - checked), wall_limit - wall)) * 1000):
             if fd == pidfd:
                 how = "exited"
             elif not take(fd):
