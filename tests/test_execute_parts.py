@@ -176,3 +176,36 @@ class TestLostWorkers:
         pool.run(self._jobs(), on_verdict)
         assert verdicts["a"]["status"] == "passed"
         assert verdicts["b"]["status"] == "error" and "worker died" in verdicts["b"]["detail"]
+
+
+class TestWarmPool:
+    def test_workers_stay_warm_between_runs_until_closed(self):
+        """keep_warm: the second run uses the very worker the first started; close() stops it."""
+        from passatk.execute import LocalPool
+
+        pool = LocalPool(plan_sandbox("auto", quiet=True), Limits(timeout=1), workers=1, keep_warm=True)
+        pool.start()
+        (worker,) = pool._workers.values()
+        for batch in ("ab", "cd"):
+            verdicts = []
+            pool.run([{"key": k, "kind": "python", "source": f"assert {k!r} == {k!r}\n"} for k in batch], verdicts.append)
+            assert sorted(v["key"] for v in verdicts) == list(batch)
+            assert {v["status"] for v in verdicts} == {"passed"}
+            assert list(pool._workers.values()) == [worker] and worker.proc.poll() is None
+        pool.close()
+        assert worker.proc.poll() is not None and not pool._workers
+
+    def test_a_failed_run_stops_warm_workers(self):
+        """A run that raises (here: from on_verdict) leaves no worker running, warm or not."""
+        from passatk.execute import LocalPool
+
+        pool = LocalPool(plan_sandbox("auto", quiet=True), Limits(timeout=1), workers=1, keep_warm=True)
+        pool.start()
+        (worker,) = pool._workers.values()
+
+        def on_verdict(v):
+            raise KeyError("stop")
+
+        with pytest.raises(KeyError):
+            pool.run([{"key": "a", "kind": "python", "source": "pass\n"}], on_verdict)
+        assert worker.proc.poll() is not None and not pool._workers

@@ -88,14 +88,19 @@ class LocalPool:
     scheduler : Scheduler, default FifoScheduler()
     batch : int, default 8
         Jobs kept queued on each worker, so it never waits for the controller.
+    keep_warm : bool, default False
+        Keep the workers running after :meth:`run` returns, for the next call
+        (a remote backend runs batch after batch this way); :meth:`close` stops
+        them.  Without it, every ``run`` stops its workers when it ends.
     """
 
     def __init__(self, sandbox: Sandbox, limits: Limits, workers: int | None = None, *,
-                 scheduler: Scheduler | None = None, batch: int = 8):
+                 scheduler: Scheduler | None = None, batch: int = 8, keep_warm: bool = False):
         workers = (os.cpu_count() or 1) if workers is None else workers
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"`workers` must be an integer >= 1; got workers={workers!r}.")
         self.sandbox, self.limits, self.n_workers, self.batch = sandbox, limits, workers, batch
+        self.keep_warm = keep_warm
         self.scheduler = scheduler if scheduler is not None else FifoScheduler()
         self._workers: dict[int, SandboxedWorker] = {}
         self._attempts: dict[str, int] = {}
@@ -112,14 +117,17 @@ class LocalPool:
         SandboxError
             When workers cannot be started (not when a sample kills its worker:
             that sample is retried once in a fresh worker, then recorded as "error").
+            A run that raises stops the workers, warm or not.
         """
         if not jobs:
             return
         self._emit = on_verdict
         self.scheduler.add(jobs)
+        finished = False
         try:
-            for _ in range(min(self.n_workers, len(jobs))):
-                self._start_worker()
+            self.start(len(jobs))
+            for worker in list(self._workers.values()):
+                self._top_up(worker)
             while not self.scheduler.done():
                 for key, _ in self._sel.select():
                     worker = key.data
@@ -130,8 +138,20 @@ class LocalPool:
                         continue
                     for name, data in events:
                         getattr(self, f"on_{name}")(worker, data)
+            finished = True
         finally:
-            self.close()
+            if not (finished and self.keep_warm):
+                self.close()
+
+    def start(self, at_most: int | None = None) -> None:
+        """Start workers until ``min(at_most, workers)`` are running (those running are kept).
+
+        :meth:`run` does this itself; call it beforehand to pay the sandbox's
+        start-up early and learn at once whether it works (``SandboxError``).
+        """
+        wanted = self.n_workers if at_most is None else min(at_most, self.n_workers)
+        while len(self._workers) < wanted:
+            self._start_worker()
 
     def _start_worker(self) -> None:
         worker = SandboxedWorker(self.sandbox, self.limits, self._next_index)

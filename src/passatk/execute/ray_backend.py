@@ -6,7 +6,7 @@ job, so :func:`~passatk.execute.runner.evaluate` keeps its journal, its
 deduplication and its results file unchanged (``backend="ray"``).
 
 Each actor owns one warm worker under the sandbox plan of the driver and runs
-whole batches in it through a one-worker ``LocalPool``: the verdicts, and what
+whole batches in it through a one-worker ``LocalPool`` kept warm between batches: the verdicts, and what
 happens when a program kills its worker, come from the very code the local
 backend runs. Nothing is executed outside the sandbox.
 
@@ -85,27 +85,6 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None) -> I
         ray.shutdown()
 
 
-class _WarmPool(LocalPool):
-    """A one-worker :class:`LocalPool` whose worker stays warm from one ``run`` to the next.
-
-    Only the start and the stop of the worker change; scheduling, retries and
-    verdicts are the local pool's.
-    """
-
-    def _start_worker(self) -> None:
-        if self._workers:  # the warm worker of the previous batch
-            self._top_up(next(iter(self._workers.values())))
-        else:  # the first one, or a replacement for one a program killed
-            super()._start_worker()
-
-    def close(self) -> None:
-        """Kept warm: ``run`` ends here after every batch."""
-
-    def shutdown(self) -> None:
-        """Stop the worker."""
-        LocalPool.close(self)
-
-
 class _SandboxActor:
     """One warm sandboxed worker on a Ray node (wrapped by ``ray.remote`` at run time).
 
@@ -117,8 +96,11 @@ class _SandboxActor:
     def __init__(self, mode: str, binds: Sequence[str], limits: Limits):
         self._limits = limits
         self.sandbox = plan_sandbox(mode, tuple(binds), quiet=True)
-        self.pool = _WarmPool(self.sandbox, limits, 1)
-        self.pool._start_worker()
+        self.pool = self._new_pool()
+        self.pool.start()  # a sandbox that cannot start fails the actor now, not its first batch
+
+    def _new_pool(self) -> LocalPool:
+        return LocalPool(self.sandbox, self._limits, 1, keep_warm=True)
 
     def info(self) -> tuple[int, Sandbox]:
         """This actor's process id and sandbox plan."""
@@ -130,14 +112,13 @@ class _SandboxActor:
         try:
             self.pool.run(jobs, verdicts.append)
         except BaseException:
-            self.pool.shutdown()  # its queue still holds this batch: start clean
-            self.pool = _WarmPool(self.sandbox, self._limits, 1)
+            self.pool = self._new_pool()  # the failed pool stopped its worker; its queue still holds this batch
             raise
         return verdicts
 
     def close(self) -> None:
         """Stop the worker (its cgroup, if any, is removed)."""
-        self.pool.shutdown()
+        self.pool.close()
 
 
 def _batches(jobs: Iterable[dict], size: int) -> Iterator[list[dict]]:
