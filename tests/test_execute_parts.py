@@ -79,6 +79,24 @@ def test_worker_statuses(mode):
     assert verdicts["timeout"]["cpu"] >= 0.3
 
 
+@pytest.mark.parametrize("mode", ["auto", "process"])
+def test_children_start_like_a_fresh_program(mode):
+    """What the worker prepares once (warm-up, frozen heap, signal dispositions) is invisible to samples."""
+    programs = {
+        "clean": ("import gc, signal\n"
+                  "assert __name__ == '__main__' and sorted(k for k in globals() if not k.startswith('__')) == ['gc', 'signal']\n"
+                  "assert gc.isenabled() and signal.getsignal(signal.SIGINT) is signal.SIG_DFL\n"),
+        "term": "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
+        "big_file": "open('f', 'wb').write(b'x' * (2 << 20))\n",
+    }
+    jobs = [{"key": k, "kind": "python", "source": v} for k, v in programs.items()]
+    with SandboxedWorker(plan_sandbox(mode, quiet=True), Limits(timeout=1, file_mb=1)) as w:
+        verdicts = {v["key"]: v for v in w.run_batch(jobs)}
+    assert verdicts["clean"]["status"] == "passed", verdicts["clean"]
+    assert (verdicts["term"]["status"], verdicts["term"]["detail"]) == ("error", "killed by SIGTERM")
+    assert (verdicts["big_file"]["status"], verdicts["big_file"]["detail"]) == ("error", "file size limit exceeded")
+
+
 class TestLiveCodeBenchPrivateTests:
     def test_compressed_private_tests_are_read(self, tmp_path):
         """LiveCodeBench's base64/zlib/pickle private tests are decoded (a pickled string only)."""
