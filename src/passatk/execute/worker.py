@@ -14,7 +14,9 @@ worker -> controller
 
 A job is a plain dict with a ``key`` and a ``kind``:
 
-``python``   ``source``: a program that raises if a test fails (HumanEval, MBPP).
+``python``   ``source``: the sample's program, then ``tests`` (optional): a program that
+             raises if a test fails (HumanEval, MBPP), run in the same namespace; the
+             functions named in ``wrap`` reach the tests with plain results only.
 ``call``     ``source``, ``func_name``, ``cases`` [[args, [acceptable results]], ...]: call-based tests.
 ``stdio``    ``source``, ``cases`` [[stdin, expected stdout], ...].
 ``command``  ``source``, ``argv``, ``filename``: the source is written to a file and
@@ -267,6 +269,10 @@ def _enter_child(cfg, cpu_seconds, stdin_fd, stdout_fd, stderr_fd, keep=()):
     os.dup2(stdin_fd, 0)
     os.dup2(stdout_fd, 1)
     os.dup2(stderr_fd, 2)
+    # New file objects: the worker's sys.stdin has read ahead into the controller's stream.
+    sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
     low = 3
     for fd in sorted(keep):
         os.closerange(low, fd)
@@ -401,19 +407,118 @@ def _fork_run(cfg, cpu_limit, body, stdin_path=None, capture_stdout=False, stop=
 # --------------------------------------------------------------------------- #
 # what runs in the child (sample code runs only here)
 # --------------------------------------------------------------------------- #
-def _python_body(source, nonce):
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: made by a class statement (or type()), not implemented in C
+
+
+class _Opaque:
+    """What the tests see of an object of a class the sample made: equal only to itself."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"<{self.name} object>"
+
+
+def _plain_maker():
+    """``plain(value)``: ``value`` as the tests may compare it, whatever classes the sample made.
+
+    A returned object whose class the sample wrote could answer ``==`` (or
+    ``__hash__``, ``__bool__``...) however it likes, e.g. equal to every
+    expected value.  So before the tests see a result: instances of sample-made
+    subclasses of int, float, complex, str, bytes, list, tuple, set, frozenset
+    and dict become the plain built-in value (namedtuples become tuples,
+    ``str`` subclasses plain strings); iterators are iterated lazily with the
+    same treatment of each item; containers are searched through (and returned
+    unchanged, the same object, when nothing in them needed it); any other
+    object of a sample-made class becomes an :class:`_Opaque`, equal only to
+    itself.  Classes implemented in C (the built-ins, numpy's) cannot be
+    made by a sample and keep their own behaviour, as do the standard
+    library's ``Fraction`` and ``Counter``.  Everything it uses is bound here,
+    before any sample code runs.
+    """
+    trusted = {cls for cls in (getattr(sys.modules.get(m), n, None) for m, n in (("fractions", "Fraction"), ("collections", "Counter")))
+               if isinstance(cls, type)}
+    values = ((int, int.__int__), (float, float.__float__), (complex, complex.__complex__), (str, str.__str__), (bytes, bytes.__bytes__))
+    sequences = (list, tuple, set, frozenset)
+    issubclass_, type_, iter_, all_, zip_, len_, hasattr_ = issubclass, type, iter, all, zip, len, hasattr
+    dict_items, dict_ = dict.items, dict
+    flags = type.__dict__["__flags__"].__get__  # not cls.__flags__, which a metaclass could answer
+
+    def lazily(value):
+        for item in iter_(value):
+            yield plain(item)
+
+    def plain(value):
+        cls = type_(value)
+        if flags(cls) & _HEAPTYPE and cls not in trusted:
+            for base, convert in values:
+                if issubclass_(cls, base):
+                    return convert(value)
+            if issubclass_(cls, dict_):
+                return {plain(k): plain(v) for k, v in dict_items(value)}
+            for base in sequences:
+                if issubclass_(cls, base):
+                    return base([plain(x) for x in base.__iter__(value)])
+            if hasattr_(cls, "__next__"):
+                return lazily(value)
+            return _Opaque(cls.__name__)
+        if cls in sequences:
+            items = [plain(x) for x in value]
+            return value if all_(a is b for a, b in zip_(items, value)) else cls(items)
+        if issubclass_(cls, dict_):
+            pairs = [(plain(k), plain(v)) for k, v in dict_items(value)]
+            same = len_(pairs) == len_(value) and all_(a is k and b is v for (a, b), (k, v) in zip_(pairs, dict_items(value)))
+            return value if same else dict_(pairs)
+        if hasattr_(cls, "__next__"):
+            return lazily(value)
+        return value
+
+    return plain
+
+
+def _honest_maker():
+    """``honest(fn)``: ``fn`` whose results pass through ``plain`` (see :func:`_plain_maker`)."""
+    plain, wraps = _plain_maker(), __import__("functools").wraps
+
+    def honest(fn):
+        def call(*args, **kwargs):
+            return plain(fn(*args, **kwargs))
+
+        try:
+            return wraps(fn)(call)
+        except Exception:  # attributes the sample made unreadable: the name is enough
+            return call
+
+    return honest
+
+
+def _python_body(source, nonce, tests="", wrap=()):
+    """Run ``source`` (the sample), then ``tests`` in the same namespace, with the functions
+    named in ``wrap`` seen by the tests through ``honest`` (their results made plain)."""
+
     def body(fd):
         # Hold on to what the report needs before the sample can replace it.
-        write, exit_, type_, str_ = os.write, os._exit, type, str
+        write, exit_, type_, str_, callable_, isinstance_ = os.write, os._exit, type, str, callable, isinstance
+        honest = _honest_maker()
         import builtins
 
         status, detail = "passed", ""
         try:
-            exec(compile(source, "<sample>", "exec"), {"__name__": "__main__", "__builtins__": builtins})
+            ns = {"__name__": "__main__", "__builtins__": builtins}
+            exec(compile(source, "<sample>", "exec"), ns)
+            for name in wrap:
+                fn = ns.get(name)
+                if callable_(fn) and not isinstance_(fn, type_):
+                    ns[name] = honest(fn)
+            if tests:
+                exec(compile(tests, "<tests>", "exec"), ns)
         except MemoryError:
             status, detail = "oom", "MemoryError"
         except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the tests did not return
-            status = "failed" if isinstance(exc, AssertionError) else "error"
+            status = "failed" if isinstance_(exc, AssertionError) else "error"
             try:
                 detail = type_(exc).__name__ + ": " + str_(exc)
             except BaseException:
@@ -432,9 +537,6 @@ def _stdio_body(source):
         import builtins
 
         os.close(fd)
-        sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
-        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
-        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
         code = 0
         try:
             exec(compile(source, "<sample>", "exec"), {"__name__": "__main__", "__builtins__": builtins})
@@ -524,7 +626,8 @@ def _reported(report, nonce):
 
 def run_python(job, cfg):
     nonce = secrets.token_hex(16)
-    how, status, cpu, wall, report, err, _ = _fork_run(cfg, cfg["timeout"], _python_body(job["source"], nonce))
+    body = _python_body(job["source"], nonce, job.get("tests", ""), job.get("wrap", ()))
+    how, status, cpu, wall, report, err, _ = _fork_run(cfg, cfg["timeout"], body)
     verdict = _abnormal(how, status, cpu, err)
     if verdict is None:
         # Processes the sample forked carry the harness too: every report must say passed.
