@@ -201,16 +201,23 @@ EQ_FORGERIES = {
     "liars from a generator": _forge(tuples="(E() for _ in 'ab')"),
     "metaclass hiding the class": _forge(ints="E()", prelude="class M(type):\n    __flags__ = property(lambda c: 0)\n"
                                          + LIAR.replace("class E:", "class E(metaclass=M):")),
+    "guard switched off by name": _forge(ints="E()", prelude="import sys\nw = sys.modules['__main__']\n"
+                                         "for f in (getattr(w, '_HONEST', [None])[0], getattr(w, '_honest_maker', None)):\n"
+                                         "    for c in getattr(f, '__closure__', None) or ():\n"
+                                         "        c.cell_contents = lambda *a: a[-1]\n" + LIAR),
     "builtins replaced first": _forge(ints="E()", prelude="import builtins\nbuiltins.issubclass = builtins.hasattr = lambda *a: False\n"
                                       "builtins.type = lambda *a: int\n" + LIAR),
 }
 HONEST_TESTS = ("from collections import Counter\nimport numpy\n"
                 "assert f('ab') == {'a': 1, 'b': 1}\nassert g() == 0.5\nassert h() == (1, 2)\n"
-                "assert list(k()) == [1, 2]\nx = [1, 2]\nassert m(x) is x\nassert n() == 3\nassert s() == 'ab'\n")
+                "assert list(k()) == [1, 2]\nx = [1, 2]\nassert m(x) is x\nassert n() == 3\nassert s() == 'ab'\nassert t(4) == 4\n")
 HONEST = ("from collections import Counter, namedtuple\nfrom fractions import Fraction\nimport numpy\n"
           "class S(str):\n    pass\n"
           "f = lambda t: Counter(t)\ng = lambda: Fraction(1, 2)\nh = lambda: namedtuple('P', 'a b')(1, 2)\n"
-          "k = lambda: iter([1, 2])\nm = lambda x: x\nn = lambda: numpy.int64(3)\ns = lambda: S('ab')\n")
+          "k = lambda: iter([1, 2])\nm = lambda x: x\nn = lambda: numpy.int64(3)\ns = lambda: S('ab')\n"
+          # the sample's own calls are not guarded: here a recursive one needs the object it made
+          "class Box:\n    def __init__(self, v):\n        self.v = v\n"
+          "def t(a, inner=False):\n    return Box(a) if inner else t(a, True).v\n")
 
 
 def _run_with_tests(plan, samples, tests):
@@ -233,6 +240,7 @@ class TestForgedEquality:
             assert verdict["status"] in ("failed", "error"), (name, verdict)
 
     def test_plain_results_of_the_standard_library_still_pass(self, plan):
-        """Counter, Fraction, namedtuples, iterators, numpy scalars, str subclasses and identity survive the guard."""
+        """Counter, Fraction, namedtuples, iterators, numpy scalars, str subclasses, identity and unguarded
+        recursion survive the guard."""
         (verdict,) = _run_with_tests(plan, [HONEST], HONEST_TESTS)
         assert verdict["status"] == "passed", verdict

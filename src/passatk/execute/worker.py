@@ -188,6 +188,7 @@ def _setup(cfg):
         except ImportError:
             pass
     exec(compile(_WARM_UP, "<warm-up>", "exec"), {"__name__": "__warm_up__"})
+    _HONEST[0] = _honest_maker()
     # The dispositions a child starts with, set here once rather than in every child.  The
     # worker is in a session of its own and writes no large files, so it is not affected.
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
@@ -495,24 +496,29 @@ def _honest_maker():
     return honest
 
 
+_HONEST = [None]  # honest(), made by _setup in the worker (before any sample code) and inherited by children
+
+
 def _python_body(source, nonce, tests="", wrap=()):
     """Run ``source`` (the sample), then ``tests`` in the same namespace, with the functions
     named in ``wrap`` seen by the tests through ``honest`` (their results made plain)."""
 
     def body(fd):
         # Hold on to what the report needs before the sample can replace it.
-        write, exit_, type_, str_, callable_, isinstance_ = os.write, os._exit, type, str, callable, isinstance
-        honest = _honest_maker()
+        write, exit_, type_, str_, callable_, isinstance_, dict_ = os.write, os._exit, type, str, callable, isinstance, dict
+        honest, _HONEST[0] = _HONEST[0], None  # not left where the sample could reach it by name
         import builtins
 
         status, detail = "passed", ""
         try:
             ns = {"__name__": "__main__", "__builtins__": builtins}
             exec(compile(source, "<sample>", "exec"), ns)
-            for name in wrap:
-                fn = ns.get(name)
-                if callable_(fn) and not isinstance_(fn, type_):
-                    ns[name] = honest(fn)
+            if wrap:  # the tests get their own copy of the namespace: the sample's code (recursion
+                ns = dict_(ns)  # included) keeps calling its functions directly
+                for name in wrap:
+                    fn = ns.get(name)
+                    if callable_(fn) and not isinstance_(fn, type_):
+                        ns[name] = honest(fn)
             if tests:
                 exec(compile(tests, "<tests>", "exec"), ns)
         except MemoryError:
