@@ -29,7 +29,9 @@ writes, with a per-run random nonce, on a pipe that only the child has, after
 the test code returned; for ``call`` and ``stdio`` the worker compares the
 outputs against expected values that the child never sees; for ``command`` the
 exit status of the trusted verifier decides.  Exit codes, printed markers and
-killed parents are never read as a pass.
+killed parents are never read as a pass.  The tests of ``python`` jobs see the
+sample's functions only through a guard that makes their results plain values
+(:func:`_plain_maker`), so an object that claims to equal anything cannot pass.
 """
 
 import ctypes
@@ -88,6 +90,7 @@ def _check(candidate):
 
 _check(lambda xs: _Box(xs).total())
 """
+_STDIO = []  # sys.stdin, sys.stdout, sys.stderr of every child (see _setup)
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _REPORT_LIMIT = 1 << 20  # bytes a harness may send about one run
 _DETAIL_LIMIT = 300  # characters of an error message kept in a verdict
@@ -189,6 +192,9 @@ def _setup(cfg):
             pass
     exec(compile(_WARM_UP, "<warm-up>", "exec"), {"__name__": "__warm_up__"})
     _HONEST[0] = _honest_maker()
+    # Standard streams for the children, made once and never used here, so never holding data.
+    _STDIO[:] = [open(0, "r", encoding="utf-8", errors="replace", closefd=False),
+                 open(1, "w", encoding="utf-8", closefd=False), open(2, "w", encoding="utf-8", closefd=False)]
     # The dispositions a child starts with, set here once rather than in every child.  The
     # worker is in a session of its own and writes no large files, so it is not affected.
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
@@ -270,10 +276,8 @@ def _enter_child(cfg, cpu_seconds, stdin_fd, stdout_fd, stderr_fd, keep=()):
     os.dup2(stdin_fd, 0)
     os.dup2(stdout_fd, 1)
     os.dup2(stderr_fd, 2)
-    # New file objects: the worker's sys.stdin has read ahead into the controller's stream.
-    sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
-    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
-    sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
+    # Not the worker's own file objects: its sys.stdin has read ahead into the controller's stream.
+    sys.stdin, sys.stdout, sys.stderr = _STDIO
     low = 3
     for fd in sorted(keep):
         os.closerange(low, fd)
