@@ -168,6 +168,22 @@ def test_tmp_is_private_between_samples():
         assert [v["status"] for v in w.run_batch(jobs)] == ["passed", "passed"]
 
 
+def test_tmp_is_wiped_around_binds_below_it(tmp_path):
+    """A directory bound below /tmp (a venv in /tmp, --bind) survives every wipe; files around it do not."""
+    (tmp_path / "data.txt").write_text("kept")
+    _plan("bwrap")  # skips where bubblewrap does not work
+    plan = plan_sandbox("bwrap", binds=[str(tmp_path)], quiet=True)
+    around = os.path.join(os.path.dirname(os.path.realpath(tmp_path)), "left-beside-the-bind")
+    read = f"assert open({str(tmp_path / 'data.txt')!r}).read() == 'kept'\n"
+    jobs = [
+        {"key": "w", "kind": "python", "source": read + f"open({around!r}, 'w').write('x')\n"},
+        {"key": "r", "kind": "python", "source": read + f"import os\nassert not os.path.exists({around!r})\n"},
+    ]
+    with SandboxedWorker(plan, Limits(timeout=1)) as w:
+        assert [(v["status"], v["detail"]) for v in w.run_batch(jobs)] == [("passed", "")] * 2
+    assert not os.path.exists(around) and (tmp_path / "data.txt").read_text() == "kept"
+
+
 def test_host_tmp_untouched_in_bwrap():
     """Under bubblewrap the host's temporary directory is not the sandbox's /tmp."""
     plan = _plan("bwrap")

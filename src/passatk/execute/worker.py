@@ -201,6 +201,8 @@ def _setup(cfg):
         signal.signal(sig, signal.SIG_DFL)
     gc.freeze()  # children's collections skip (and so do not copy) the worker's own objects
     cfg["base"] = tempfile.mkdtemp(prefix="passatk-run-", dir=cfg.get("tmp") or None)
+    if cfg["pidns"]:  # what wiping /tmp after each run must leave in place
+        cfg["tmp_keep"] = _paths_to(_mounts_below(cfg["tmp"]), cfg["tmp"]) | {cfg["base"]}
     # kill(-1) is only safe when we are alone in a pid namespace with our samples.
     cfg["kill_all"] = own_init or (bool(cfg["pidns"]) and os.getpid() < 16)
     return {
@@ -748,22 +750,56 @@ def run_job(job, cfg):
     return {"key": job["key"], "status": status, "detail": detail, "cpu": round(cpu, 4), "wall": round(wall, 4)}
 
 
+def _mounts_below(top):
+    """Mount points strictly below ``top`` (e.g. a read-only bind of a virtual environment in /tmp)."""
+    found = set()
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                point = line.split()[4].replace("\\040", " ")
+                if point.startswith(top.rstrip("/") + "/"):
+                    found.add(point)
+    except (OSError, IndexError):
+        pass
+    return found
+
+
+def _paths_to(mounts, top):
+    """The mount points and every directory between ``top`` and one of them."""
+    keep = set()
+    for point in mounts:
+        while point != top and point not in keep:
+            keep.add(point)
+            point = os.path.dirname(point)
+    return keep
+
+
+def _clear(directory, keep):
+    """Remove everything in ``directory``; around the paths in ``keep`` (binds and their parents)."""
+    for entry in os.listdir(directory):
+        full = os.path.join(directory, entry)
+        if full in keep:
+            if not os.path.ismount(full):  # a parent of a bind, on the tmpfs: a sample may write here
+                _clear(full, keep)
+        elif os.path.isdir(full) and not os.path.islink(full):
+            shutil.rmtree(full, ignore_errors=True)
+        else:
+            try:
+                os.unlink(full)
+            except OSError:
+                pass
+
+
 def _wipe(cfg):
-    """Leave nothing a later sample could see: the run's directory, and in the sandbox all of /tmp."""
+    """Leave nothing a later sample could see: the run's directory, and in the sandbox all of /tmp.
+
+    Binds below /tmp (a virtual environment there, ``--bind``) and the directories that lead to
+    them are kept, and never walked: removing them would fail anyway, file by file.
+    """
     shutil.rmtree(cfg["cwd"], ignore_errors=True)
     if cfg["pidns"]:
-        for entry in os.listdir(cfg["tmp"]):
-            full = os.path.join(cfg["tmp"], entry)
-            if full != cfg["base"] and not os.path.ismount(full):
-                if os.path.isdir(full) and not os.path.islink(full):
-                    shutil.rmtree(full, ignore_errors=True)
-                else:
-                    try:
-                        os.unlink(full)
-                    except OSError:
-                        pass
-        for entry in os.listdir(cfg["base"]):
-            shutil.rmtree(os.path.join(cfg["base"], entry), ignore_errors=True)
+        _clear(cfg["tmp"], cfg["tmp_keep"])
+        _clear(cfg["base"], set())
 
 
 def serve():
