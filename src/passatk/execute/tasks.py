@@ -10,15 +10,17 @@ HumanEval (and any ``task_id, prompt, test, entry_point``)
 MBPP (``test_list`` with ``test_setup_code`` or, sanitized, ``test_imports``)
     program = completion + setup/imports + the asserts of ``test_list``.
 
-For both, the part before the tests (prompt + completion) runs first and the
-tests then run in its namespace, calling the sample's functions (the entry
-point; for MBPP the functions the asserts call) through a guard that gives
-them plain values only: an object of a class the sample made cannot declare
-itself equal to the expected answer (see :mod:`passatk.execute.worker`).
 APPS (``input_output`` with ``inputs``/``outputs``, optional ``fn_name``)
     standard input/output cases, or call-based cases when ``fn_name`` is given.
 LiveCodeBench (``public_test_cases``/``private_test_cases``)
     ``stdin`` cases, or ``functional`` ones calling ``Solution().<func_name>``.
+
+For HumanEval and MBPP the part before the tests (prompt + completion) runs
+first and the tests then run in a copy of its namespace, calling the sample's
+functions (the entry point; for MBPP the functions the asserts call) through
+a guard that gives them plain values only: an object of a class the sample
+made cannot declare itself equal to the expected answer (see
+:mod:`passatk.execute.worker`).
 """
 
 from __future__ import annotations
