@@ -21,6 +21,7 @@ import json
 import os
 import selectors
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -32,9 +33,12 @@ from pathlib import Path
 
 __all__ = ["Limits", "Sandbox", "SandboxError", "SandboxWarning", "SandboxedWorker", "WorkerLost", "plan_sandbox"]
 
-WORKER = Path(__file__).with_name("worker.py")
+from passatk.execute._worker.main import BOOT
+from passatk.execute._worker.verdict import Verdict
+
+WORKER = Path(__file__).with_name("_worker")
 MODES = ("auto", "bwrap", "process")
-_IN_SANDBOX = "/passatk/worker.py"
+_IN_SANDBOX = "/passatk/_worker"
 _TMP_BYTES = 256 << 20
 
 
@@ -147,11 +151,17 @@ class Sandbox:
             text += "; NOT isolated: " + "; ".join(self.not_isolated)
         return text
 
-    def worker_argv(self) -> list[str]:
-        """The command that starts one worker under this plan."""
+    def worker_argv(self, role: str = "worker", fd: int = 3) -> list[str]:
+        """The command that starts one process of a worker under this plan.
+
+        ``role`` is ``"worker"`` (the trusted side: jobs, judges, verdicts) or
+        ``"zygote"`` (where samples run); each gets a sandbox of its own, and
+        ``fd`` is its end of the socket that links the two.
+        """
         python = os.path.realpath(sys.executable)
+        tail = [python, "-I", "-S", "-B", "-c", BOOT]
         if self.mode == "process":
-            return [python, "-I", "-S", "-B", str(WORKER)]
+            return tail + [str(WORKER), role, str(fd)]
         assert self.bwrap is not None
         argv = [self.bwrap, "--unshare-all", "--as-pid-1", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
         for key, value in _worker_env(python, "/tmp").items():
@@ -172,7 +182,7 @@ class Sandbox:
         argv += ["--size", str(_TMP_BYTES), "--tmpfs", "/tmp"]
         for path in self.binds + self.import_paths:  # after /tmp, so that binds below /tmp stay visible
             argv += ["--ro-bind", os.path.realpath(path), os.path.realpath(path)]
-        return argv + ["--chdir", "/tmp", "--", python, "-I", "-S", "-B", _IN_SANDBOX]
+        return argv + ["--chdir", "/tmp", "--"] + tail + [_IN_SANDBOX, role, str(fd)]
 
 
 def _worker_env(python: str, home: str) -> dict[str, str]:
@@ -325,12 +335,18 @@ def _probe(plan: Sandbox) -> str | None:
 # one worker
 # --------------------------------------------------------------------------- #
 class SandboxedWorker:
-    """A warm worker process under a :class:`Sandbox` plan.
+    """A warm worker under a :class:`Sandbox` plan: two processes, each in a sandbox of its own.
+
+    The *worker* process holds the jobs, forks a judge for each and returns the
+    verdicts; the *zygote* process, started beside it and linked to it by a
+    socket, forks the process every program runs in and has never seen a job
+    (see :mod:`passatk.execute._worker`).  The controller talks to the worker
+    only.
 
     Send jobs with :meth:`send_batch`, read ``(event, data)`` pairs with
-    :meth:`read_events` (non-blocking, for a selector loop), or use
-    :meth:`run_batch` to evaluate a batch and stream its verdicts back, which
-    is all a remote backend needs.
+    :meth:`read_events` (non-blocking, for a selector loop; verdicts arrive as
+    :class:`Verdict`), or use :meth:`run_batch` to evaluate a batch and stream
+    its verdicts back, which is all a remote backend needs.
 
     Raises
     ------
@@ -341,18 +357,27 @@ class SandboxedWorker:
     def __init__(self, sandbox: Sandbox, limits: Limits, index: int = 0, *, start_timeout: float = 30.0):
         self.sandbox, self.limits, self.index = sandbox, limits, index
         self._cgroup = None
-        argv = sandbox.worker_argv()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        zygote_argv = sandbox.worker_argv("zygote", theirs.fileno())
         if sandbox.pids_guard == "cgroup":
             self._cgroup = os.path.join(sandbox._cgroup_parent, f"passatk-{os.getpid()}-{index}-{id(self):x}")
             os.mkdir(self._cgroup)
             Path(self._cgroup, "pids.max").write_text(str(limits.pids + 8))
-            # the shell joins the cgroup, then becomes the worker: every process it makes is counted
-            argv = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', os.path.join(self._cgroup, "cgroup.procs"), *argv]
+            # the shell joins the cgroup, then becomes the zygote: every process a sample makes is counted
+            zygote_argv = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', os.path.join(self._cgroup, "cgroup.procs"), *zygote_argv]
         self._stderr = tempfile.TemporaryFile()
+        self._zygote_stderr = tempfile.TemporaryFile()
         env = _worker_env(os.path.realpath(sys.executable), tempfile.gettempdir())
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env, start_new_session=True, bufsize=0
-        )
+        try:
+            self.zygote = subprocess.Popen(zygote_argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._zygote_stderr,
+                                           env=env, start_new_session=True, pass_fds=[theirs.fileno()])
+            self.proc = subprocess.Popen(
+                sandbox.worker_argv("worker", ours.fileno()), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                env=env, start_new_session=True, bufsize=0, pass_fds=[ours.fileno()],
+            )
+        finally:
+            ours.close()
+            theirs.close()
         os.set_blocking(self.proc.stdout.fileno(), False)
         self._buffer = b""
         nproc = limits.pids + 2 if sandbox.pids_guard == "rlimit" else 0
@@ -400,9 +425,14 @@ class SandboxedWorker:
             raise WorkerLost(f"worker {self.index} ended: {self.stderr_tail() or 'no message'}")
         self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
-        return [tuple(json.loads(line)) for line in lines if line]
+        out = []
+        for line in lines:
+            if line:
+                name, data = json.loads(line)
+                out.append((name, Verdict.from_dict(data) if name == "verdict" else data))
+        return out
 
-    def run_batch(self, jobs: Iterable[dict]) -> Iterator[dict]:
+    def run_batch(self, jobs: Iterable[dict]) -> Iterator[Verdict]:
         """Evaluate ``jobs`` here and yield their verdict records as they are decided."""
         jobs = list(jobs)
         self.send_batch(jobs)
@@ -417,12 +447,16 @@ class SandboxedWorker:
                         yield data
 
     def stderr_tail(self) -> str:
-        try:
-            self._stderr.seek(0)
-            text = self._stderr.read().decode("utf-8", "replace").strip()
-        except (OSError, ValueError):
-            return ""
-        return text.splitlines()[-1][:300] if text else ""
+        """The last line either process wrote to stderr (the worker's first)."""
+        for stream in (self._stderr, self._zygote_stderr):
+            try:
+                stream.seek(0)
+                text = stream.read().decode("utf-8", "replace").strip()
+            except (OSError, ValueError):
+                continue
+            if text:
+                return text.splitlines()[-1][:300]
+        return ""
 
     def close(self) -> None:
         """Stop the worker (killing it if it does not stop) and remove its cgroup."""
@@ -433,13 +467,18 @@ class SandboxedWorker:
                 self.proc.wait(timeout=2)
             except (SandboxError, subprocess.TimeoutExpired, OSError):
                 pass
-        if self.proc.poll() is None:
+        for proc in (self.proc, self.zygote):  # the zygote ends when the worker's socket closes
             try:
-                os.killpg(self.proc.pid, 9)
-            except OSError:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
                 pass
-            self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout, self._stderr):
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, 9)
+                except OSError:
+                    pass
+                proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self._stderr, self._zygote_stderr):
             try:
                 stream.close()
             except OSError:

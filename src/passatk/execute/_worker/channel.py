@@ -1,0 +1,89 @@
+"""Messages between the processes of one worker: framed bytes, JSON events, descriptors.
+
+Three kinds of link, each owned by one pair of processes:
+
+* the **controller stream** (the worker's stdin/stdout): one JSON array
+  ``[event, data]`` per line (:func:`emit`, :func:`events`);
+* the **zygote socket** (worker <-> zygote, ``SOCK_SEQPACKET``): one small JSON
+  array per packet, with the run's descriptors attached (:func:`send`,
+  :func:`receive`);
+* the **call channel** (judge <-> sample, a stream socket): length-prefixed
+  frames (:class:`Frames`) whose size is bounded by the reader.
+"""
+
+import json
+import os
+import socket
+import struct
+
+__all__ = ["Frames", "emit", "events", "receive", "send"]
+
+_HEADER = struct.Struct(">I")
+
+
+def emit(name, data, fd=1):
+    """Write the event ``[name, data]`` as one line to ``fd``."""
+    line = (json.dumps([name, data]) + "\n").encode()
+    while line:
+        line = line[os.write(fd, line):]
+
+
+def events(stream):
+    """``(name, data)`` for each line of ``stream`` (a binary file), until end of input."""
+    for line in stream:
+        name, data = json.loads(line)
+        yield name, data
+
+
+def send(sock, name, data, fds=()):
+    """One packet ``[name, data]`` on a ``SOCK_SEQPACKET`` socket, with ``fds`` attached."""
+    payload = json.dumps([name, data]).encode()
+    if fds:
+        socket.send_fds(sock, [payload], list(fds))
+    else:
+        sock.send(payload)
+
+
+def receive(sock, max_fds=8):
+    """``(name, data, fds)`` of the next packet; ``EOFError`` when the peer is gone."""
+    payload, fds, flags, _ = socket.recv_fds(sock, 1 << 16, max_fds)
+    if not payload:
+        for fd in fds:
+            os.close(fd)
+        raise EOFError("the other process closed its socket")
+    if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+        for fd in fds:
+            os.close(fd)
+        raise EOFError("a packet did not fit")
+    name, data = json.loads(payload)
+    return name, data, fds
+
+
+class Frames:
+    """Length-prefixed frames on a connected stream descriptor, each at most ``limit`` bytes."""
+
+    def __init__(self, fd, limit):
+        self.fd, self.limit = fd, limit
+
+    def send(self, payload):
+        data = _HEADER.pack(len(payload)) + payload
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    def _exactly(self, size):
+        chunks, left = [], size
+        while left:
+            chunk = os.read(self.fd, min(left, 1 << 20))
+            if not chunk:
+                raise EOFError("the other process closed the channel")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def receive(self):
+        """The next frame; ``EOFError`` at end of stream, ``OverflowError`` past the limit."""
+        (size,) = _HEADER.unpack(self._exactly(_HEADER.size))
+        if size > self.limit:
+            raise OverflowError(f"a reply of {size} bytes (the limit is {self.limit})")
+        return self._exactly(size)

@@ -1,0 +1,189 @@
+"""The task kinds, as the worker runs them: who holds what, and who decides.
+
+A job is a plain dict with a ``key`` and a ``kind``:
+
+``python``   ``source``: the program the sample's process runs; ``head`` and
+             ``tests``: trusted code the judge runs (HumanEval: the prompt, then
+             the tests and ``check(entry_point)``; MBPP: the set-up code, then the
+             asserts); ``remote``: names the judge takes from the sample even
+             though ``head`` defines them (HumanEval's entry point).
+``call``     ``source``, ``func_name``, ``cases`` [[args, expected], ...], ``rule``:
+             each case's arguments go to the sample, results come back to the judge.
+``stdio``    ``source``, ``cases`` [[stdin, expected stdout], ...], ``rule``: the sample's
+             process gets the program and one case's input; the worker compares.
+``command``  ``source``, ``argv``, ``filename``: the program is written to a file and
+             the verifier command's exit status decides.
+
+Who holds what.  The sample's process (forked from the zygote) holds the
+program, its input and its end of the call channel, nothing else.  The judge
+(forked from the worker) holds the tests or the expected results and writes
+its verdict on a pipe only it and the worker have.  For ``stdio`` and
+``command`` jobs the worker itself decides, from output read on pipes it made
+and expected values the sample's process never receives.
+"""
+
+import json
+import os
+import socket
+
+from . import hardening, supervise
+from .judge import judge
+from .outputs import stdio_matches
+from .verdict import Verdict
+from .zygote import ZygoteGone
+
+__all__ = ["run_job"]
+
+_VERDICT_LIMIT = 1 << 16  # bytes of a judge's verdict
+_TAIL_BYTES = 4096  # bytes of stderr kept
+_GRACE = 10.0  # seconds the zygote may take past a run's own limits before it counts as gone
+
+
+def _wall(cfg, cpu):
+    return cpu * cfg["wall_factor"] + 1.0
+
+
+def _judged(job, cfg, zyg):
+    """``python`` and ``call``: the sample serves its functions, the judge runs the tests."""
+    cpu = cfg["timeout"] * (max(1, len(job["cases"])) if job["kind"] == "call" else 1)
+    wall = _wall(cfg, cpu)
+    judge_end, sample_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    err_r, err_w = os.pipe()
+    verdict_r, verdict_w = os.pipe()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        zyg.start("serve", job["source"], cpu, wall, devnull, devnull, err_w, sample_end.fileno())
+    finally:
+        sample_end.close()
+        os.close(err_w)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.chdir(cfg["cwd"])
+            os.close(verdict_r)
+            os.close(err_r)
+            hardening.enter_child(cfg, cpu, devnull, devnull, devnull, keep=(judge_end.fileno(), verdict_w))
+            judge(job, judge_end.fileno(), verdict_w)
+        finally:
+            os._exit(70)
+    judge_end.close()
+    os.close(verdict_w)
+    os.close(devnull)
+    try:
+        readers = [(verdict_r, _VERDICT_LIMIT, "head"), (err_r, _TAIL_BYTES, "tail")]
+        outcome = supervise.supervise(pid, cpu, wall, readers, watch={zyg.sock.fileno(): zyg.on_readable})
+        ran = zyg.finish(_GRACE)
+    finally:
+        supervise.kill_all(False)  # whatever the judge left
+        os.close(verdict_r)
+        os.close(err_r)
+    said, stderr = outcome.buffers
+    cpu_used = outcome.cpu + ran["cpu"]
+    try:
+        status, detail = json.loads(said.decode())
+    except ValueError:
+        status, detail = None, ""
+    if status == "passed" and outcome.how == "exited":
+        return ("passed", ""), cpu_used, outcome.wall
+    sample_end_how = supervise.abnormal(ran["how"], ran["status"], ran["cpu"], stderr) if ran["how"] != "stopped" else None
+    if ran["how"] == "timeout":
+        return sample_end_how, cpu_used, outcome.wall
+    if outcome.how == "timeout":
+        return ("timeout", f"the tests timed out (CPU {outcome.cpu:.2f} s)"), cpu_used, outcome.wall
+    if status in ("failed", "error", "oom") and not (status == "error" and sample_end_how):
+        return (status, detail), cpu_used, outcome.wall
+    if sample_end_how:
+        return sample_end_how, cpu_used, outcome.wall
+    code = os.waitstatus_to_exitcode(outcome.status)
+    return ("error", f"the judge ended without a verdict (exit status {code})"), cpu_used, outcome.wall
+
+
+def _direct(cfg, zyg, mode, source, stdin, out_limit, **extra):
+    """One run whose output the worker reads itself: (outcome of the sample, stdout, stderr)."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    wall = _wall(cfg, cfg["timeout"])
+    try:
+        zyg.start(mode, source, cfg["timeout"], wall, stdin, out_w, err_w, **extra)
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    try:
+        readers = [(out_r, out_limit, "head"), (err_r, _TAIL_BYTES, "tail")]
+        waited = supervise.supervise(None, None, wall + _GRACE, readers,
+                                     watch={zyg.sock.fileno(): lambda: zyg.on_readable(ends=True)})
+        if waited.how == "timeout":
+            raise ZygoteGone("the zygote did not end a run within its limits")
+        ran = zyg.finish(_GRACE)
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+    how = "stopped" if waited.how == "stopped" else ran["how"]
+    return how, ran, waited.buffers[0], waited.buffers[1]
+
+
+def _memfd(text):
+    fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
+    data = memoryview(text.encode("utf-8", "surrogatepass"))
+    while data:
+        data = data[os.write(fd, data):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _stdio(job, cfg, zyg):
+    total_cpu = total_wall = 0.0
+    for i, (stdin, expected) in enumerate(job["cases"]):
+        in_fd = _memfd(stdin)
+        try:
+            limit = len(json.dumps(expected).encode()) * 4 + 65536
+            how, ran, out, err = _direct(cfg, zyg, "script", job["source"], in_fd, limit)
+        finally:
+            os.close(in_fd)
+        total_cpu, total_wall = total_cpu + ran["cpu"], total_wall + ran["wall"]
+        verdict = supervise.abnormal(how, ran["status"], ran["cpu"], err)
+        if verdict is None and os.WEXITSTATUS(ran["status"]) != 0:
+            detail = supervise.tail(err)
+            verdict = ("oom" if "MemoryError" in detail else "error",
+                       f"exit status {os.WEXITSTATUS(ran['status'])}" + (f": {detail}" if detail else ""))
+        text = out.decode("utf-8", "replace")
+        if verdict is None and not stdio_matches(job.get("rule", "lines"), text, expected):
+            verdict = "failed", f"wrong answer {text.strip()[:60]!r}"
+        if verdict is not None:
+            return (verdict[0], f"case {i}: {verdict[1]}"), total_cpu, total_wall
+    return ("passed", ""), total_cpu, total_wall
+
+
+def _command(job, cfg, zyg):
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        how, ran, out, err = _direct(cfg, zyg, "exec", job["source"], devnull, 1 << 20,
+                                     argv=job["argv"], filename=job.get("filename") or "sample.txt")
+    finally:
+        os.close(devnull)
+    verdict = supervise.abnormal(how, ran["status"], ran["cpu"], err)
+    if verdict is None:
+        code = os.WEXITSTATUS(ran["status"])
+        verdict = ("passed", "") if code == 0 else ("failed", f"verifier exit status {code}: {supervise.tail(out + err)}")
+    return verdict, ran["cpu"], ran["wall"]
+
+
+RUNNERS = {"python": _judged, "call": _judged, "stdio": _stdio, "command": _command}
+
+
+def run_job(job, cfg, zyg):
+    """Run one job; always returns a :class:`Verdict` (``ZygoteGone`` propagates: the worker must end)."""
+    import tempfile
+
+    cfg["cwd"] = tempfile.mkdtemp(prefix="j", dir=cfg["base"])
+    try:
+        (status, detail), cpu, wall = RUNNERS[job["kind"]](job, cfg, zyg)
+    except ZygoteGone:
+        raise
+    except Exception as exc:  # an infrastructure failure, e.g. fork() refused
+        status, detail, cpu, wall = "sandbox_error", f"{type(exc).__name__}: {exc}", 0.0, 0.0
+    finally:
+        supervise.wipe(cfg["cwd"])
+    if status == "error" and "MemoryError" in detail:
+        status = "oom"
+    return Verdict(job["key"], status, detail, round(cpu, 4), round(wall, 4))

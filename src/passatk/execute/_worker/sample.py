@@ -1,0 +1,130 @@
+"""What runs in the sample's process: the program, then (for judged tasks) its functions on request.
+
+The process is forked from the zygote, which never held a test, an expected
+output or a report channel, and it receives only the program (in a memfd),
+its standard streams and, for judged tasks, its end of the call channel.
+Whatever the program does to this process, it can only change what it
+answers on that channel, and the judge trusts nothing it says.
+
+Modes:
+
+``serve``   run the program as ``__main__``, say ``["ready"]`` (or
+            ``["raised", exception]``) on the channel, then answer requests:
+            ``["global", name]``, ``["attr", ref, name]``, ``["call", ref, args, kwargs]``
+            with ``["ok", value]`` or ``["raised", exception]`` (see
+            :mod:`.encoding` for values and references).
+``script``  run the program as ``__main__`` with the case's standard input;
+            exit as a real interpreter would.
+``exec``    write the program to ``filename`` in the run's directory and exec
+            the verifier command, ``{file}`` replaced by its path.
+"""
+
+import builtins
+import json
+import os
+import sys
+
+from . import encoding
+from .channel import Frames
+
+__all__ = ["run"]
+
+REQUEST_LIMIT = 64 << 20  # bytes of one request from the judge
+
+
+def _source(fd):
+    chunks = []
+    os.lseek(fd, 0, os.SEEK_SET)
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks).decode("utf-8", "surrogatepass")
+
+
+def _main(source):
+    """Run ``source`` as the program ``__main__``; return its namespace."""
+    ns = {"__name__": "__main__", "__builtins__": builtins}
+    exec(compile(source, "<sample>", "exec"), ns)
+    return ns
+
+
+def _answer(request, ns, refs):
+    """The value a request asks for (exceptions propagate to the caller)."""
+    resolve = refs.__getitem__
+    op = request[0]
+    if op == "global":
+        name = request[1]
+        if name not in ns:
+            raise NameError(f"name {name!r} is not defined")
+        return ns[name]
+    if op == "attr":
+        return getattr(resolve(request[1]), request[2])
+    if op == "call":
+        args = encoding.decode(request[2], lambda ref, _: resolve(ref))
+        kwargs = encoding.decode(request[3], lambda ref, _: resolve(ref))
+        return resolve(request[1])(*args, **kwargs)
+    raise ValueError(f"unknown request {op!r}")
+
+
+def _serve(source, fd):
+    channel = Frames(fd, REQUEST_LIMIT)
+    try:
+        ns = _main(source)
+        channel.send(b'["ready"]')
+    except BaseException as exc:
+        channel.send(json.dumps(["raised", encoding.exception_info(exc)]).encode())
+        os._exit(0)
+    refs = {}
+    while True:
+        try:
+            request = json.loads(channel.receive())
+        except (EOFError, OSError, ValueError, OverflowError):
+            os._exit(0)
+        try:
+            reply = b'["ok",' + encoding.dumps(_answer(request, ns, refs), refs) + b"]"
+        except BaseException as exc:
+            reply = json.dumps(["raised", encoding.exception_info(exc)]).encode()
+        channel.send(reply)
+
+
+def _script(source):
+    code = 0
+    try:
+        _main(source)
+    except SystemExit as exc:  # as a real interpreter would: exit(None) is 0, exit("text") is 1
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+    except BaseException as exc:
+        code = 1
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+    try:
+        sys.stdout.flush()
+    except BaseException:
+        code = code or 1
+    os._exit(code & 0xFF)
+
+
+def _exec(source, argv, filename):
+    path = os.path.join(os.getcwd(), filename)
+    with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
+        fh.write(source)
+    argv = [a.replace("{file}", path) for a in argv] + ([] if any("{file}" in a for a in argv) else [path])
+    os.execvp(argv[0], argv)
+
+
+def run(mode, source_fd, channel_fd, spec):
+    """Run the sample in this (forked, limited) process; never returns."""
+    try:
+        source = _source(source_fd)
+        if mode == "serve":
+            _serve(source, channel_fd)
+        elif mode == "script":
+            _script(source)
+        else:
+            _exec(source, spec["argv"], spec["filename"])
+    finally:
+        os._exit(70)

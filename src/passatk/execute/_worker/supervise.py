@@ -1,0 +1,256 @@
+"""Supervision and kill: wait for a process within its CPU budget, then leave nothing behind.
+
+:func:`supervise` waits for one child, reading its pipes and any other
+descriptors the caller watches, and kills it at its CPU budget (a wall-clock
+backstop stops sleepers); :func:`kill_all` kills and reaps every process a run
+left, including ones that called ``setsid``; :func:`wipe` empties the run's
+directory (and, inside the sandbox, ``/tmp``).
+"""
+
+import os
+import select
+import shutil
+import signal
+import time
+
+__all__ = ["Outcome", "abnormal", "cpu_time", "kill_all", "supervise", "wipe"]
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+_DETAIL_LIMIT = 300  # characters of an error message kept in a verdict
+
+
+class Outcome:
+    """How a supervised process ended.
+
+    ``how`` is "exited", "timeout" (its CPU budget or the wall-clock backstop
+    ran out) or "stopped" (a watcher asked to end it); ``status`` the wait
+    status; ``cpu`` and ``wall`` in seconds; ``buffers`` the bytes read from
+    each reader, in order.
+    """
+
+    __slots__ = ("how", "status", "cpu", "wall", "buffers")
+
+    def __init__(self, how, status, cpu, wall, buffers):
+        self.how, self.status, self.cpu, self.wall, self.buffers = how, status, cpu, wall, buffers
+
+
+def cpu_time(pid):
+    """CPU seconds of ``pid`` and its reaped children, from /proc (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(x) for x in fields[11:15]) / _CLK_TCK
+
+
+def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None):
+    """Wait for child ``pid`` within ``cpu_limit`` CPU seconds and ``wall_limit`` wall seconds.
+
+    ``readers`` are ``(fd, limit, keep)`` triples: pipes drained while the
+    child runs, keeping the first (``keep="head"``) or the last (``"tail"``)
+    ``limit`` bytes; a head reader past its limit stops the run.  ``watch``
+    maps other descriptors to callables, called when readable, that return
+    None to go on or how the wait ends ("stopped", or "exited" when the
+    process is watched only through that descriptor: ``pid`` None, whose
+    wait ends by ``watch`` or at ``wall_limit``).  Returns an :class:`Outcome`.
+    """
+    start = time.monotonic()
+    poller = select.poll()
+    pidfd = None
+    if pid is not None:
+        pidfd = os.pidfd_open(pid)
+        poller.register(pidfd, select.POLLIN)
+    watch = watch or {}
+    bufs = [bytearray() for _ in readers]
+    index = {}
+    for i, (fd, _, _) in enumerate(readers):
+        index[fd] = i
+        os.set_blocking(fd, False)
+        poller.register(fd, select.POLLIN)
+    for fd in watch:
+        poller.register(fd, select.POLLIN)
+
+    def take(fd):
+        """Read what is there; False at end of input, None past a head reader's limit."""
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        i = index[fd]
+        _, limit, keep = readers[i]
+        bufs[i] += chunk
+        if keep == "tail":
+            del bufs[i][:-limit]
+        elif len(bufs[i]) > limit:
+            return None
+        return True
+
+    how = None
+    cpu = checked = 0.0  # the CPU time read from /proc, and when
+    if pid is None:
+        cpu_limit = float("inf")
+    while how is None:
+        wall = time.monotonic() - start
+        # CPU time cannot outrun wall time (but for threads, which the CPU rlimit backs up),
+        # so /proc is read only once the budget could be spent.
+        if cpu + (wall - checked) >= cpu_limit:
+            cpu, checked = cpu_time(pid), wall
+        if cpu >= cpu_limit or wall >= wall_limit:
+            how = "timeout"
+            break
+        for fd, _ in poller.poll(max(0.005, min(cpu_limit - cpu - (wall - checked), wall_limit - wall)) * 1000):
+            if fd == pidfd:
+                how = how or "exited"
+            elif fd in watch:
+                how = how or watch[fd]()
+            else:
+                more = take(fd)
+                if more is None:
+                    how = how or "stopped"
+                elif not more:
+                    poller.unregister(fd)
+    status, cpu = 0, 0.0
+    if pid is not None:
+        if how != "exited":
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        _, status, usage = os.wait4(pid, 0)
+        os.close(pidfd)
+        cpu = usage.ru_utime + usage.ru_stime
+    for fd, _, _ in readers:  # what is already there; descendants may hold the pipe open
+        for _ in range(64):
+            if not take(fd):
+                break
+    if how == "exited" and os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
+        if cpu >= cpu_limit * 0.99:
+            how = "timeout"  # the CPU rlimit fired before we looked
+    return Outcome(how, status, cpu, time.monotonic() - start, [bytes(b) for b in bufs])
+
+
+def tail(raw):
+    return raw.decode("utf-8", "replace").strip()[-_DETAIL_LIMIT:]
+
+
+def abnormal(how, status, cpu, stderr=b""):
+    """The (status, detail) of a run that did not end on its own, or None if it did."""
+    if how == "timeout":
+        return "timeout", f"timed out (CPU {cpu:.2f} s)"
+    if how == "stopped":
+        return "failed", "output limit exceeded"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXFSZ:
+            return "error", "file size limit exceeded"
+        name = signal.Signals(sig).name if sig in set(signal.Signals) else str(sig)
+        return "error", f"killed by {name}" + (f": {tail(stderr)}" if stderr.strip() else "")
+    return None
+
+
+# --------------------------------------------------------------------------- #
+# killing and reaping everything a run left behind
+# --------------------------------------------------------------------------- #
+def _children():
+    """Our direct children; as a subreaper we inherit every orphan a run leaves."""
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children") as fh:
+            return [int(p) for p in fh.read().split()]
+    except OSError:  # kernels without CONFIG_PROC_CHILDREN: scan /proc
+        found = []
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    if int(fh.read().rsplit(b")", 1)[1].split()[1]) == me:
+                        found.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+        return found
+
+
+def kill_all(everyone):
+    """SIGKILL every process a run left and reap them all.
+
+    ``everyone``: we are init of a pid namespace holding nothing but runs, so
+    ``kill(-1)`` reaches them all; otherwise children are killed layer by layer
+    (when a parent dies its children come to us, the subreaper).
+    """
+    while True:
+        if everyone:
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        else:
+            for pid in _children():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        try:
+            while True:
+                os.waitpid(-1, 0)
+        except ChildProcessError:
+            pass
+        if everyone or not _children():  # after kill(-1), no children left means nothing left
+            return
+
+
+# --------------------------------------------------------------------------- #
+# leaving nothing a later run could see
+# --------------------------------------------------------------------------- #
+def mounts_below(top):
+    """Mount points strictly below ``top`` (e.g. a read-only bind of a virtual environment in /tmp)."""
+    found = set()
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                point = line.split()[4].replace("\\040", " ")
+                if point.startswith(top.rstrip("/") + "/"):
+                    found.add(point)
+    except (OSError, IndexError):
+        pass
+    return found
+
+
+def paths_to(mounts, top):
+    """The mount points and every directory between ``top`` and one of them."""
+    keep = set()
+    for point in mounts:
+        while point != top and point not in keep:
+            keep.add(point)
+            point = os.path.dirname(point)
+    return keep
+
+
+def _clear(directory, keep):
+    """Remove everything in ``directory``, around the paths in ``keep`` (binds and their parents)."""
+    for entry in os.listdir(directory):
+        full = os.path.join(directory, entry)
+        if full in keep:
+            if not os.path.ismount(full):  # a parent of a bind, on the tmpfs: a run may write here
+                _clear(full, keep)
+        elif os.path.isdir(full) and not os.path.islink(full):
+            shutil.rmtree(full, ignore_errors=True)
+        else:
+            try:
+                os.unlink(full)
+            except OSError:
+                pass
+
+
+def wipe(cwd, tmp=None, keep=frozenset()):
+    """Remove the run's directory ``cwd`` and, inside the sandbox, everything in ``tmp`` but ``keep``.
+
+    Binds below /tmp (a virtual environment there, ``--bind``) and the
+    directories that lead to them are kept and never walked: removing them
+    would fail anyway, file by file.
+    """
+    shutil.rmtree(cwd, ignore_errors=True)
+    if tmp:
+        _clear(tmp, keep)

@@ -1,0 +1,58 @@
+"""The worker: the trusted process of a sandboxed worker, between the controller and its zygote.
+
+It reads the controller's events on stdin and answers on stdout, one JSON
+array ``[event, data]`` per line:
+
+controller -> worker
+    ``["config", {...limits...}]`` once, then ``["batch", {"jobs": [...]}]``
+    any number of times, then ``["stop", {}]``.
+worker -> controller
+    ``["ready", {...what isolation the samples got...}]`` after the config, and
+    one ``["verdict", {...}]`` (a :class:`.verdict.Verdict`) per job, in the
+    order of the batch.
+
+It holds the jobs (tests, expected outputs) and never runs sample code: the
+programs run in processes its zygote forks, in a sandbox of their own, and
+the tests in judges it forks for each job (:mod:`.kinds`).  Should the
+zygote die, the worker ends too rather than fork another one from its own
+memory, which holds jobs; the controller then starts a fresh pair.
+"""
+
+import os
+import sys
+import tempfile
+
+from . import hardening
+from .channel import emit, events
+from .kinds import run_job
+from .zygote import Zygote, ZygoteGone
+
+__all__ = ["serve"]
+
+
+def serve(sock):
+    """Read events from stdin until "stop" or end of input; verdicts go to stdout."""
+    zyg, cfg = Zygote(sock), None
+    try:
+        for name, data in events(sys.stdin.buffer):
+            if name == "config":
+                cfg = dict(data)
+                zyg.configure(data)  # the zygote warms up while we do
+                info = hardening.harden()
+                hardening.warm_up(cfg.get("import_paths") or ())
+                cfg["base"] = tempfile.mkdtemp(prefix="passatk-judge-", dir=cfg.get("tmp") or None)
+                sample = zyg.wait_ready()
+                emit("ready", {**sample, "judge": {**info, "pid": os.getpid()}, "python": sys.version.split()[0]})
+            elif name == "batch":
+                for job in data["jobs"]:
+                    emit("verdict", run_job(job, cfg, zyg).to_dict())
+            elif name == "stop":
+                break
+    except ZygoteGone as exc:
+        print(f"passatk worker: {exc}", file=sys.stderr)
+        os._exit(3)
+    finally:
+        if cfg is not None and cfg.get("base"):
+            import shutil
+
+            shutil.rmtree(cfg["base"], ignore_errors=True)

@@ -1,0 +1,173 @@
+"""The zygote: a warm interpreter that never sees a job, from which every sample's process is forked.
+
+It runs in a sandbox of its own (its own pid namespace under bubblewrap, where
+it is init: samples cannot signal it, see the worker or a judge, and die
+with their run through ``kill(-1)``).  The worker sends it one run at a time
+on a ``SOCK_SEQPACKET`` socket: the mode, the limits and the run's
+descriptors (the program in a memfd, the standard streams, the sample's end
+of the call channel).  It holds no test, no expected output and no report
+channel, and neither do the processes it forks.  For each run it forks,
+supervises (CPU budget, wall-clock backstop, whole-tree kill), wipes what the
+run left in ``/tmp``, and answers ``["ended", {how, status, cpu, wall}]``.
+
+:class:`Zygote` is the worker's handle on it.
+"""
+
+import os
+import select
+import tempfile
+
+from . import hardening, sample, supervise
+from .channel import receive, send
+
+__all__ = ["Zygote", "serve"]
+
+
+def _setup(cfg):
+    info = hardening.harden()
+    network, own_init = (True, False) if cfg["pidns"] else hardening.own_namespaces()
+    hardening.warm_up(cfg.get("import_paths") or ())
+    cfg["base"] = tempfile.mkdtemp(prefix="passatk-run-", dir=cfg.get("tmp") or None)
+    cfg["tmp_keep"] = frozenset()
+    if cfg["pidns"]:  # what wiping /tmp after each run must leave in place
+        cfg["tmp_keep"] = frozenset(supervise.paths_to(supervise.mounts_below(cfg["tmp"]), cfg["tmp"]) | {cfg["base"]})
+    # kill(-1) is only safe when we are alone in a pid namespace with our samples.
+    cfg["kill_all"] = own_init or (bool(cfg["pidns"]) and os.getpid() < 16)
+    return {**info, "pid": os.getpid(), "uid": os.geteuid(), "private_network": network,
+            "own_pid_namespace": own_init or bool(cfg["pidns"]), "kill_all": cfg["kill_all"]}
+
+
+def _run(sock, spec, fds, cfg):
+    source, stdin, stdout, stderr, *rest = fds
+    channel = rest[0] if rest else -1
+    cwd = tempfile.mkdtemp(prefix="w", dir=cfg["base"])
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.chdir(cwd)
+            hardening.enter_child(cfg, spec["cpu"], stdin, stdout, stderr, keep=(source, channel) if rest else (source,))
+            sample.run(spec["mode"], source, channel, spec)
+        finally:
+            os._exit(70)
+    for fd in fds:
+        os.close(fd)
+    gone = []
+
+    def on_message():
+        try:
+            name, data, extra = receive(sock)
+        except EOFError:
+            gone.append(True)
+            return True
+        for fd in extra:
+            os.close(fd)
+        return "stopped" if name == "stop" and data.get("id") == spec["id"] else None
+
+    try:
+        outcome = supervise.supervise(pid, spec["cpu"], spec["wall"], watch={sock.fileno(): on_message})
+    finally:
+        supervise.kill_all(cfg["kill_all"])
+        supervise.wipe(cwd, cfg["tmp"] if cfg["pidns"] else None, cfg["tmp_keep"])
+    if gone:
+        raise EOFError("the worker went away")
+    return {"id": spec["id"], "how": outcome.how, "status": outcome.status, "cpu": outcome.cpu, "wall": outcome.wall}
+
+
+def serve(sock):
+    """The zygote's life: a config, then runs until the worker goes away."""
+    name, cfg, _ = receive(sock)
+    send(sock, "ready", _setup(cfg))
+    try:
+        while True:
+            name, data, fds = receive(sock)
+            if name == "run":
+                send(sock, "ended", _run(sock, data, fds, cfg))
+            else:  # a "stop" for a run that has ended already
+                for fd in fds:
+                    os.close(fd)
+    except (EOFError, ConnectionError):
+        pass
+    finally:
+        supervise.wipe(cfg["base"])
+
+
+# --------------------------------------------------------------------------- #
+# the worker's side
+# --------------------------------------------------------------------------- #
+class ZygoteGone(Exception):
+    """The zygote stopped answering: the worker must not fork another one from its own memory."""
+
+
+class Zygote:
+    """The worker's handle on its zygote (one run at a time)."""
+
+    def __init__(self, sock):
+        self.sock, self._id, self.ended = sock, 0, None
+
+    def configure(self, cfg):
+        """Send the config; the zygote sets itself up meanwhile (see :meth:`wait_ready`)."""
+        send(self.sock, "config", cfg)
+
+    def wait_ready(self, timeout=60.0):
+        """What isolation the zygote obtained, once it is ready."""
+        return self._next("ready", timeout)
+
+    def _next(self, wanted, timeout):
+        while True:
+            if not select.select([self.sock], [], [], timeout)[0]:
+                raise ZygoteGone(f"no {wanted!r} from the zygote within {timeout:.0f} s")
+            try:
+                name, data, fds = receive(self.sock)
+            except (EOFError, ConnectionError) as exc:
+                raise ZygoteGone(f"the zygote ended ({exc})") from None
+            for fd in fds:
+                os.close(fd)
+            if name == wanted:
+                return data
+
+    def start(self, mode, source, cpu, wall, stdin, stdout, stderr, channel=None, **extra):
+        """Ask for a run of ``source``; the descriptors given are passed over and may be closed after."""
+        self._id += 1
+        self.ended = None
+        memfd = os.memfd_create("program", os.MFD_CLOEXEC)
+        try:
+            data = source.encode("utf-8", "surrogatepass")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(memfd, view):]
+            fds = [memfd, stdin, stdout, stderr] + ([channel] if channel is not None else [])
+            send(self.sock, "run", {"id": self._id, "mode": mode, "cpu": cpu, "wall": wall, **extra}, fds)
+        except OSError as exc:
+            raise ZygoteGone(f"the zygote ended ({exc})") from None
+        finally:
+            os.close(memfd)
+        return self._id
+
+    def on_readable(self, ends=False):
+        """Take the zygote's message about the current run (for a worker's watch loop).
+
+        Returns "exited" when the run has ended and ``ends``, else None (go on waiting).
+        """
+        try:
+            name, data, fds = receive(self.sock)
+        except (EOFError, ConnectionError) as exc:
+            raise ZygoteGone(f"the zygote ended ({exc})") from None
+        for fd in fds:
+            os.close(fd)
+        if name == "ended" and data.get("id") == self._id:
+            self.ended = data
+            return "exited" if ends else None
+        return None
+
+    def finish(self, grace):
+        """Stop the current run (if it is still going) and return how it ended."""
+        if self.ended is None:
+            try:
+                send(self.sock, "stop", {"id": self._id})
+            except OSError as exc:
+                raise ZygoteGone(f"the zygote ended ({exc})") from None
+            while self.ended is None:
+                data = self._next("ended", grace)
+                if data.get("id") == self._id:
+                    self.ended = data
+        return self.ended
