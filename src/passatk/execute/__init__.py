@@ -1,5 +1,6 @@
 """Running untrusted programs against their tests: sandbox, warm workers, journal, task adapters."""
 
+from passatk.execute._worker.verdict import Verdict
 from passatk.execute.journal import Journal
 from passatk.execute.pool import FifoScheduler, LocalPool, Scheduler
 from passatk.execute.ray_backend import RayPool
@@ -29,6 +30,7 @@ __all__ = [
     "SandboxWarning",
     "SandboxedWorker",
     "Scheduler",
+    "Verdict",
     "WorkerLost",
     "build_job",
     "evaluate",

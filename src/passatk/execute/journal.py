@@ -12,6 +12,8 @@ import json
 import os
 from pathlib import Path
 
+from passatk.execute._worker.verdict import Verdict
+
 __all__ = ["Journal"]
 
 #: verdicts worth keeping: a sandbox failure is not the program's fault and is retried next time
@@ -23,13 +25,13 @@ class Journal:
 
     Attributes
     ----------
-    verdicts : dict of str to dict
+    verdicts : dict of str to Verdict
         The verdicts already decided, by job key.
     """
 
     def __init__(self, path: str | os.PathLike, *, fresh: bool = False):
         self.path = Path(path)
-        self.verdicts: dict[str, dict] = {}
+        self.verdicts: dict[str, Verdict] = {}
         if fresh and self.path.exists():
             self.path.unlink()
         if self.path.exists():
@@ -37,10 +39,10 @@ class Journal:
                 for line in fh:
                     try:
                         rec = json.loads(line)
-                    except ValueError:
+                        if isinstance(rec, dict) and rec.get("status") in FINAL and "key" in rec:
+                            self.verdicts[str(rec["key"])] = Verdict.from_dict(rec)
+                    except (ValueError, TypeError):
                         continue  # the last line of a killed run
-                    if isinstance(rec, dict) and rec.get("status") in FINAL and "key" in rec:
-                        self.verdicts[rec["key"]] = rec
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = open(self.path, "ab")
         if self._fh.tell() and not self._ends_with_newline():
@@ -51,12 +53,12 @@ class Journal:
             fh.seek(-1, os.SEEK_END)
             return fh.read(1) == b"\n"
 
-    def record(self, verdict: dict) -> None:
-        """Append one verdict and flush it to the operating system."""
-        if verdict.get("status") not in FINAL:
+    def record(self, verdict: Verdict) -> None:
+        """Append one verdict and flush it to the operating system (sandbox errors are not kept)."""
+        if verdict.status not in FINAL:
             return
-        self.verdicts[verdict["key"]] = verdict
-        self._fh.write((json.dumps(verdict, sort_keys=True) + "\n").encode())
+        self.verdicts[verdict.key] = verdict
+        self._fh.write((json.dumps(verdict.to_dict(), sort_keys=True) + "\n").encode())
         self._fh.flush()
 
     def close(self) -> None:

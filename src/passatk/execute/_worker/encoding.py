@@ -17,6 +17,7 @@ collections.deque, range    ``["dq", [items]]``, ``["rg", start, stop, step]``
 an exhausted iterator       ``["it", [items]]`` (decoded as an iterator over them)
 numpy scalar / array        its Python value / ``["nd", dtype, nested list]``
 a module                    ``["m", name]`` (the judge imports its own copy)
+a built-in class            ``["T", name]`` (``int``, ``str``...: the receiver's own)
 anything else               ``["r", id, type name]``: a reference
 ==========================  =====================================
 
@@ -70,6 +71,14 @@ class Remote:
             raise AttributeError(name)
         return self._channel.attribute(self, name)
 
+    def __setattr__(self, name, value):
+        if name in Remote.__slots__:
+            object.__setattr__(self, name, value)
+        elif self._channel is None:
+            raise AttributeError(name)
+        else:
+            self._channel.set_attribute(self, name, value)
+
     def __reduce__(self):
         raise TypeError("a reference to the sample's process cannot be copied")
 
@@ -89,6 +98,8 @@ def _tag(value, refs, depth):
         return [_SEQUENCES[cls], [_tag(x, refs, depth + 1) for x in value]]
     if cls is dict:
         return ["d", [[_tag(k, refs, depth + 1), _tag(v, refs, depth + 1)] for k, v in value.items()]]
+    if isinstance(value, type) and getattr(builtins, getattr(value, "__name__", ""), None) is value:
+        return ["T", value.__name__]
     if isinstance(value, BaseException) or isinstance(value, type) or callable(value) and not hasattr(value, "__next__"):
         return _ref(value, refs)
     return _other(value, cls, refs, depth)
@@ -148,10 +159,10 @@ _SEQUENCES = {list: "l", tuple: "t", set: "s", frozenset: "fs"}
 
 
 def _ref(value, refs):
+    if type(value) is Remote:
+        return ["r", value._id, value._type]
     if refs is None:
         raise TypeError(f"a {type(value).__name__} cannot be sent to the other process")
-    if isinstance(value, Remote):
-        return ["r", value._id, value._type]
     refs[id(value)] = value
     return ["r", id(value), type(value).__name__]
 
@@ -275,6 +286,8 @@ def _build(tree, remote, depth):
         return _array(args[0], _build(args[1], remote, depth + 1), remote)
     if tag == "m" and len(args) == 1 and type(one) is str:
         return _module(one, remote)
+    if tag == "T" and len(args) == 1 and type(one) is str and isinstance(getattr(builtins, one, None), type):
+        return getattr(builtins, one)
     if tag == "r" and len(args) == 2 and type(args[0]) is int and type(args[1]) is str:
         return remote(args[0], args[1][:100])
     raise ProtocolError(f"unknown tag {tag!r} with {len(args)} argument(s)")

@@ -102,6 +102,13 @@ class SampleProxy:
     def attribute(self, remote, name):
         return self._ask(["attr", remote._id, name])
 
+    def set_attribute(self, remote, name, value):
+        try:
+            payload = ["setattr", remote._id, name, encoding.encode(value)]
+        except TypeError as exc:
+            raise TypeError(f"cannot pass this to the sample's process: {exc}") from None
+        self._ask(payload)
+
     def call(self, remote, args, kwargs):
         try:
             payload = ["call", remote._id, encoding.encode(list(args)), encoding.encode(dict(kwargs))]
@@ -111,14 +118,18 @@ class SampleProxy:
 
 
 class _Namespace(dict):
-    """The tests' globals: the judge's names, then builtins, then the sample's names (looked up on demand)."""
+    """The tests' globals: the judge's names, then builtins, then the sample's names (looked up on demand).
 
-    def __init__(self, proxy):
+    Names in ``remote`` are the sample's even where a built-in has the name
+    (an MBPP function called ``sum``).
+    """
+
+    def __init__(self, proxy, remote=()):
         super().__init__(__name__="__main__", __builtins__=builtins)
-        self._proxy = proxy
+        self._proxy, self._remote = proxy, frozenset(remote)
 
     def __missing__(self, name):
-        if hasattr(builtins, name) or name.startswith("__"):
+        if name not in self._remote and (hasattr(builtins, name) or name.startswith("__")):
             raise KeyError(name)  # Python then looks in builtins, the judge's own
         value = self._proxy.lookup(name)
         if isinstance(value, encoding.Remote) or type(value) is type(builtins):
@@ -144,12 +155,12 @@ def _tests(job, proxy):
     """HumanEval/MBPP: the trusted ``head`` and ``tests`` run here against the sample's names."""
     try:
         proxy.hello()
-        ns = _Namespace(proxy)
+        ns = _Namespace(proxy, job.get("remote", ()))
         if job.get("head"):
             exec(compile(job["head"], "<prompt>", "exec"), ns)
         for name in job.get("remote", ()):
             dict.pop(ns, name, None)
-        exec(compile(job["tests"], "<tests>", "exec"), ns)
+        exec(compile(job.get("tests", ""), "<tests>", "exec"), ns)
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the tests did not return
         return _status(exc)
     return "passed", ""

@@ -10,7 +10,8 @@ Modes:
 
 ``serve``   run the program as ``__main__``, say ``["ready"]`` (or
             ``["raised", exception]``) on the channel, then answer requests:
-            ``["global", name]``, ``["attr", ref, name]``, ``["call", ref, args, kwargs]``
+            ``["global", name]``, ``["attr", ref, name]``, ``["setattr", ref, name, value]``,
+            ``["call", ref, args, kwargs]``
             with ``["ok", value]`` or ``["raised", exception]`` (see
             :mod:`.encoding` for values and references).
 ``script``  run the program as ``__main__`` with the case's standard input;
@@ -62,6 +63,8 @@ def _answer(request, ns, refs):
         return ns[name]
     if op == "attr":
         return getattr(resolve(request[1]), request[2])
+    if op == "setattr":
+        return setattr(resolve(request[1]), request[2], encoding.decode(request[3], lambda ref, _: resolve(ref)))
     if op == "call":
         args = encoding.decode(request[2], lambda ref, _: resolve(ref))
         kwargs = encoding.decode(request[3], lambda ref, _: resolve(ref))
