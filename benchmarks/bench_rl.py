@@ -118,12 +118,12 @@ def main() -> None:
         t0 = time.perf_counter()
         reference = listing_batch(rewards, args.k)  # seconds: timed once
         t_loop = time.perf_counter() - t0
-        t_np = best_of(lambda: pass_at_k_weights(rewards, args.k), args.repeats)
+        t_np = best_of(lambda rewards=rewards: pass_at_k_weights(rewards, args.k), args.repeats)
         diff = np.abs(reference - pass_at_k_weights(rewards, args.k)).max()
         row = f"{name:<14}{t_loop * 1e3:>16.0f} ms{t_np * 1e3:>12.1f} ms{t_loop / t_np:>9.0f}x"
         if torch is not None:
             tensor = torch.from_numpy(rewards)
-            t_torch = best_of(lambda: pass_at_k_weights(tensor, args.k), args.repeats)
+            t_torch = best_of(lambda tensor=tensor: pass_at_k_weights(tensor, args.k), args.repeats)
             diff = max(diff, np.abs(pass_at_k_weights(tensor, args.k).numpy() - reference).max())
             row += f"{t_torch * 1e3:>12.1f} ms{t_loop / t_torch:>9.0f}x"
         else:

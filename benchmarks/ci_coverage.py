@@ -115,10 +115,10 @@ def bootstrap_population(a, b, k, n, big_n, reps, rng, n_resamples=999):
     for r in range(reps):
         res = Results.from_counts(ids, np.full(big_n, n), rng.binomial(n, rng.beta(a, b, big_n)))
         seed = int(rng.integers(2**32))
-        s = summarize(res, [k], method="bca", n_resamples=n_resamples, seed=seed)
+        s = summarize(res, [k], method="bca", n_resamples=n_resamples, rng=seed)
         lo, hi = np.quantile(s.bootstrap_distribution[:, 0], [0.025, 0.975])
         if r == 0:
-            pct = summarize(res, [k], method="percentile", n_resamples=n_resamples, seed=seed).ci
+            pct = summarize(res, [k], method="percentile", n_resamples=n_resamples, rng=seed).ci
             assert abs(pct.low[0] - lo) < 1e-12 and abs(pct.high[0] - hi) < 1e-12
         hits["bca"] += bool(covered(s.ci.low[0], s.ci.high[0], truth))
         hits["percentile"] += bool(covered(lo, hi, truth))
@@ -130,7 +130,7 @@ def time_against_scipy(rng) -> None:
     c = rng.binomial(n, rng.beta(0.5, 1.5, big_n))
     res = Results.from_counts([str(i) for i in range(big_n)], np.full(big_n, n), c)
     t0 = time.perf_counter()
-    ours = summarize(res, ks, method="bca", n_resamples=b, seed=1)
+    ours = summarize(res, ks, method="bca", n_resamples=b, rng=1)
     t_ours = time.perf_counter() - t0
     x = pass_at_k(n, c, ks)
     t0 = time.perf_counter()

@@ -65,12 +65,12 @@ def power_law(sub: Results, ks: list[int]) -> np.ndarray:
 
 def evaluate(rows: list[list[str]], full: Results, m: int, ks: list[int], dataset: str) -> list[list[str]]:
     sub = first(full, m)
-    truth = summarize(full, ks, seed=0)
+    truth = summarize(full, ks, rng=0)
     t0 = time.perf_counter()
     one = pass_at_k_beyond(sub, ks, rng=0)
     t_one = time.perf_counter() - t0
     t0 = time.perf_counter()
-    mix = pass_at_k_beyond(sub, ks, "beta_binomial_mixture", rng=0)
+    mix = pass_at_k_beyond(sub, ks, law="beta_binomial_mixture", rng=0)
     t_mix = time.perf_counter() - t0
     plug = plugin_pass_at_k(sub.n, sub.c, ks).mean(axis=0)
     law = power_law(sub, ks)

@@ -20,7 +20,7 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from passatk import Comparison, Results, compare, compare_all, load_results, summarize
-from passatk._compare import holm
+from passatk.uncertainty import holm
 from passatk.cli import app
 
 runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
@@ -69,7 +69,8 @@ class TestCompare:
         cmp = compare(A, b2, 1)
         shared = [t for t in IDS if t in set(order[2:])]
         ref = compare(A.subset(shared), B.subset(shared), 1)
-        assert cmp.problems == 10 and cmp.only_a == ("p10", "p11") and cmp.only_b == ("x1",)
+        assert cmp.problems == 10 and cmp.only_in_a == ("p10", "p11") and cmp.only_in_b == ("x1",)
+        assert cmp.only_a == cmp.only_in_a and cmp.only_b == cmp.only_in_b  # the older names still work
         assert cmp.difference[0] == pytest.approx(ref.difference[0], rel=1e-14)
         assert cmp.se[0] == pytest.approx(ref.se[0], rel=1e-12)
         assert cmp.task_ids.tolist() == shared
@@ -171,7 +172,7 @@ class TestRealProvers:
     def test_pairing_helps_on_minif2f(self, minif2f):
         """Three real provers on the same 244 problems: positively correlated, so paired SE < unpaired SE."""
         for x in compare_all(minif2f, [1, 8, 24]):
-            assert x.problems == 244 and not x.only_a and not x.only_b
+            assert x.problems == 244 and not x.only_in_a and not x.only_in_b
             assert np.all(x.correlation > 0.5)
             assert np.all(x.se < 0.75 * x.se_unpaired)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from passatk import Results, crossover, curves, pass_at_k, summarize
-from passatk._curves import log2_ks
+from passatk.curves import log2_ks
 
 
 def exact_mean(n: int, cs, k: int) -> Fraction:
@@ -87,7 +87,7 @@ class TestCrossover:
         ("args", "kwargs", "error", "match"),
         [
             ((None,), {}, TypeError, "`a` must be a passatk.Results"),
-            (("other",), {}, ValueError, "share no problem"),
+            (("other",), {}, ValueError, r"share 0 problem\(s\); a paired comparison needs at least 1"),
             ((), {"ks": [1, 17]}, ValueError, "pass@17 cannot be estimated without bias"),
             ((), {"level": 1.5}, ValueError, "`level` must be a number strictly between 0 and 1"),
             ((), {"n_resamples": 0}, ValueError, "`n_resamples` must be an integer >= 2; got n_resamples=0"),
@@ -119,7 +119,7 @@ class TestCurves:
         """The bands are exactly those of passatk.summarize at the requested level."""
         a, _ = pair()
         out = curves(a, [1, 3, 9], level=0.8)
-        ref = summarize(a, [1, 3, 9], 0.8, seed=0)
+        ref = summarize(a, [1, 3, 9], level=0.8, seed=0)
         np.testing.assert_array_equal(out.summaries["focused"].ci.low, ref.ci.low)
         np.testing.assert_array_equal(out.summaries["focused"].ci.high, ref.ci.high)
 
@@ -148,17 +148,17 @@ class TestCurves:
         assert line.startswith("focused leads diverse at k = 1; diverse overtakes it at k = 5 (95% CI: ")
 
     @pytest.mark.parametrize(
-        ("kwargs", "match"),
+        ("kwargs", "error", "match"),
         [
-            ({"extrapolate_to": 16}, "`extrapolate_to` must be an integer above the samples per problem"),
-            ({"extrapolate_to": 50.5}, "got extrapolate_to=50.5"),
-            ({"ks": [1, 32]}, "pass@32 cannot be estimated without bias"),
+            ({"extrapolate_to": 16}, ValueError, "`extrapolate_to` must be an integer above the samples per problem"),
+            ({"extrapolate_to": 50.5}, TypeError, "got extrapolate_to=50.5"),
+            ({"ks": [1, 32]}, ValueError, "pass@32 cannot be estimated without bias"),
         ],
     )
-    def test_bad_input(self, kwargs, match):
+    def test_bad_input(self, kwargs, error, match):
         """Asking to extrapolate below n, or for an unbiased k above n, is an error naming the value."""
         a, _ = pair()
-        with pytest.raises(ValueError, match=match):
+        with pytest.raises(error, match=match):
             curves(a, **kwargs)
 
 

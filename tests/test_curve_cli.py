@@ -82,7 +82,8 @@ def test_extrapolation_is_marked_model_based(two_files):
     [
         (["-k", "1,32"], "pass@32 cannot be estimated without bias"),
         (["--extrapolate-to", "8"], "`extrapolate_to` must be an integer above the samples per problem (16"),
-        (["--extrapolate-to", "100", "--method", "spline"], "`method` must be one of"),
+        (["--extrapolate-to", "100", "--method", "spline"], "`law` must be one of"),
+        (["--extrapolate-to", "100", "--law", "spline"], "`law` must be one of"),
         (["--level", "95"], "`level` must be a number strictly between 0 and 1"),
         (["-k", "a,b"], "-k must be comma-separated integers"),
     ],

@@ -27,7 +27,7 @@ def true_pass_at_k(alpha, beta, ks, weights=(1.0,)):
     out = []
     for k in ks:
         miss = sum(
-            w * integrate.quad(lambda p, a=a, b=b: (1 - p) ** k * stats.beta.pdf(p, a, b), 0, 1, limit=200)[0]
+            w * integrate.quad(lambda p, a=a, b=b, k=k: (1 - p) ** k * stats.beta.pdf(p, a, b), 0, 1, limit=200)[0]
             for w, a, b in zip(weights, np.atleast_1d(alpha), np.atleast_1d(beta))
         )
         out.append(1.0 - miss)
@@ -89,7 +89,7 @@ class TestPassAtKBeyond:
         """Data from 0.4 Beta(0.3, 8) + 0.6 Beta(4, 2): the 2-component fit finds the weights, wins on BIC, and its band holds the truth."""
         res = simulate([0.3, 4.0], [8.0, 2.0], 3000, 10, seed=6, weights=[0.4, 0.6])
         ks = [1, 10, 100, 1000]
-        mix = pass_at_k_beyond(res, ks, "beta_binomial_mixture", n_resamples=40, rng=0)
+        mix = pass_at_k_beyond(res, ks, law="beta_binomial_mixture", n_resamples=40, rng=0)
         one = pass_at_k_beyond(res, ks, n_resamples=10, rng=0)
         np.testing.assert_allclose(mix.weights, [0.4, 0.6], atol=0.05)
         assert mix.bic < one.bic
@@ -143,10 +143,11 @@ class TestPassAtKBeyond:
             ({"results": [(10, 3)]}, TypeError, "`results` must be a passatk.Results"),
             ({"ks": 0}, ValueError, "`k` must be at least 1"),
             ({"ks": []}, ValueError, "`k` is an empty sequence"),
-            ({"method": "poisson"}, ValueError, "`method` must be one of 'beta_binomial', 'beta_binomial_mixture'; got method='poisson'"),
-            ({"components": 2}, ValueError, "method='beta_binomial' has one component; got components=2"),
-            ({"method": "beta_binomial_mixture", "components": 7}, ValueError, r"in \[2, 5\]; got components=7"),
-            ({"method": "beta_binomial_mixture", "components": 2.0}, TypeError, "`components` must be an integer"),
+            ({"law": "poisson"}, ValueError, "`law` must be one of 'beta_binomial', 'beta_binomial_mixture'; got law='poisson'"),
+            ({"method": "poisson"}, ValueError, "`law` must be one of"),
+            ({"components": 2}, ValueError, "law='beta_binomial' has one component; got components=2"),
+            ({"law": "beta_binomial_mixture", "components": 7}, ValueError, r"in \[2, 5\]; got components=7"),
+            ({"law": "beta_binomial_mixture", "components": 2.0}, TypeError, "`components` must be an integer"),
             ({"n_resamples": 1}, ValueError, "`n_resamples` must be an integer >= 2; got n_resamples=1"),
             ({"results": Results.from_counts(["a", "b"], [5, 5], [1, 2])}, ValueError, "at least 3 problems; got 2"),
             ({"results": Results.from_counts(list("abcd"), [1] * 4, [0, 1, 1, 0])}, ValueError, "every problem has n=1"),
@@ -158,12 +159,14 @@ class TestPassAtKBeyond:
         with pytest.raises(error, match=match):
             pass_at_k_beyond(args.pop("results"), args.pop("ks"), **args)
 
-    @pytest.mark.parametrize("level", [0, 1, 1.5, "0.9"])
-    def test_bad_confidence_level(self, level):
-        """confidence_interval() rejects levels outside (0, 1), naming the argument."""
+    @pytest.mark.parametrize(("level", "error"), [(0, ValueError), (1, ValueError), (1.5, ValueError), ("0.9", TypeError)])
+    def test_bad_confidence_level(self, level, error):
+        """confidence_interval() rejects levels outside (0, 1), naming the argument; a string is a TypeError."""
         fit = pass_at_k_beyond(simulate(0.5, 1.0, 30, 10, seed=11), [10], n_resamples=5, rng=0)
-        with pytest.raises(ValueError, match="`confidence_level` must be"):
+        with pytest.raises(error, match="`level` must be"):
             fit.confidence_interval(level)
+        with pytest.raises(error, match="`level` must be"):
+            fit.confidence_interval(confidence_level=level)
 
 
 @pytest.mark.parametrize("m", [1, 2, 3])

@@ -14,7 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from passatk import max_at_k, pass_at_k
-from passatk import _rl_kernels
+from passatk.rl import _kernels
 from passatk.rl import (
     ESTIMATORS,
     k_schedule,
@@ -69,7 +69,7 @@ def binary_groups(draw, estimator="unbiased"):
 class TestBinaryClosedForms:
     def test_issue_test_vector_unbiased(self):
         """n = 8, c = 3, k = 4: 1/2 for a correct sample, (1/2)(31/35) = 0.442857... otherwise."""
-        w = pass_at_k_weights([[1, 1, 1, 0, 0, 0, 0, 0]], 4, "unbiased")[0]
+        w = pass_at_k_weights([[1, 1, 1, 0, 0, 0, 0, 0]], 4, estimator="unbiased")[0]
         np.testing.assert_allclose(w, [0.5] * 3 + [31 / 70] * 5, rtol=1e-15)
 
     def test_issue_test_vector_loo_minus_one(self):
@@ -84,7 +84,7 @@ class TestBinaryClosedForms:
     def test_matches_exact_arithmetic(self, estimator, data):
         """Every estimator equals its formula evaluated in Fractions with math.comb."""
         v, k = data.draw(binary_groups(estimator))
-        got = pass_at_k_weights(np.array([v], dtype=bool), k, estimator)[0]
+        got = pass_at_k_weights(np.array([v], dtype=bool), k, estimator=estimator)[0]
         np.testing.assert_allclose(got, binary_exact(v, k, estimator), rtol=1e-12, atol=1e-15)
 
     @given(groups=binary_groups())
@@ -94,7 +94,7 @@ class TestBinaryClosedForms:
     def test_unbiased_weights_sum_to_k_times_pass_at_k(self, groups):
         """sum_i w_i = k * pass@k(n, c, k): each k-subset's max is counted k times."""
         v, k = groups
-        w = pass_at_k_weights([v], k, "unbiased")[0]
+        w = pass_at_k_weights([v], k, estimator="unbiased")[0]
         assert w.sum() == pytest.approx(k * pass_at_k(len(v), sum(v), k), rel=1e-12, abs=1e-15)
 
     @pytest.mark.parametrize("estimator", ["unbiased", "loo", "loo_minus_one"])
@@ -104,40 +104,40 @@ class TestBinaryClosedForms:
         """The O(n) count formulas give the numbers of the general max@k path on the same 0/1 rewards."""
         v, k = data.draw(binary_groups(estimator))
         rewards = np.array([v], dtype=np.float64)
-        general = _rl_kernels.sorted_weights(np, rewards, k, estimator, "cpu")
-        np.testing.assert_allclose(pass_at_k_weights(rewards, k, estimator), general, rtol=1e-12, atol=1e-15)
+        general = _kernels.sorted_weights(np, rewards, k, estimator, "cpu")
+        np.testing.assert_allclose(pass_at_k_weights(rewards, k, estimator=estimator), general, rtol=1e-12, atol=1e-15)
 
     def test_none_correct_and_all_correct(self):
         """None correct: all 0.  All correct: unbiased k/n; loo_minus_one 0, as the others already pass."""
-        assert (pass_at_k_weights(np.zeros((2, 6)), 3, "unbiased") == 0).all()
+        assert (pass_at_k_weights(np.zeros((2, 6)), 3, estimator="unbiased") == 0).all()
         assert (pass_at_k_weights(np.zeros((2, 6)), 3) == 0).all()
-        np.testing.assert_allclose(pass_at_k_weights(np.ones((1, 6)), 3, "unbiased"), 0.5)
+        np.testing.assert_allclose(pass_at_k_weights(np.ones((1, 6)), 3, estimator="unbiased"), 0.5)
         for k in (1, 3, 6):
             assert (pass_at_k_weights(np.ones((1, 6)), k) == 0).all()
 
     def test_k_equal_n(self):
         """k = n: the only k-subset is the whole group; a lone correct sample carries weight 1."""
         np.testing.assert_allclose(pass_at_k_weights([[0, 1, 0, 0]], 4), [[0, 1, 0, 0]], rtol=1e-15)
-        np.testing.assert_allclose(pass_at_k_weights([[0, 1, 0, 1]], 4, "unbiased"), 1.0, rtol=1e-15)
+        np.testing.assert_allclose(pass_at_k_weights([[0, 1, 0, 1]], 4, estimator="unbiased"), 1.0, rtol=1e-15)
 
     def test_k_equal_one(self):
         """k = 1: 'unbiased' is REINFORCE (V_i / n); 'loo_minus_one' is REINFORCE with a leave-one-out baseline."""
         v = np.array([[1, 0, 1, 1, 0]])
-        np.testing.assert_allclose(pass_at_k_weights(v, 1, "unbiased"), v / 5, rtol=1e-15)
+        np.testing.assert_allclose(pass_at_k_weights(v, 1, estimator="unbiased"), v / 5, rtol=1e-15)
         others_mean = (v.sum() - v) / 4
         np.testing.assert_allclose(pass_at_k_weights(v, 1), (v - others_mean) / 5, rtol=1e-14)
 
     def test_integer_rewards_are_not_truncated(self):
         """Integer input gives float weights equal to those of the same rewards as floats."""
         ints = np.array([[1, 0, 0, 1, 0, 0]], dtype=np.int32)
-        w = pass_at_k_weights(ints, 3, "unbiased")
+        w = pass_at_k_weights(ints, 3, estimator="unbiased")
         assert w.dtype == np.float64
-        np.testing.assert_array_equal(w, pass_at_k_weights(ints.astype(float), 3, "unbiased"))
+        np.testing.assert_array_equal(w, pass_at_k_weights(ints.astype(float), 3, estimator="unbiased"))
         assert 0 < w.min() < 1  # fractional weights survive
 
     def test_chen_matches_its_advantages_and_is_zero_on_flat_groups(self):
         """'chen' times n is Chen et al.'s (A_pos, A_neg); groups where every k-subset agrees get 0."""
-        w = pass_at_k_weights([[1, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 0], [0] * 6], 2, "chen")
+        w = pass_at_k_weights([[1, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 0], [0] * 6], 2, estimator="chen")
         mean = 1 - comb(5, 2) / comb(6, 2)
         sigma = math.sqrt(mean * (1 - mean))
         np.testing.assert_allclose(6 * w[0, 0], (1 - mean) / sigma, rtol=1e-14)
@@ -147,7 +147,7 @@ class TestBinaryClosedForms:
     def test_loo_sums_to_minus_k_pass_over_n_minus_one(self):
         """PKPO's s^(loo) as in their listing is not centred: it sums to -k pass@k / (n - 1)."""
         v = [1, 0, 0, 1, 0, 0, 0]
-        w = pass_at_k_weights([v], 3, "loo")[0]
+        w = pass_at_k_weights([v], 3, estimator="loo")[0]
         assert w.sum() == pytest.approx(-3 * pass_at_k(7, 2, 3) / 6, rel=1e-13)
 
 
@@ -157,7 +157,7 @@ class TestRealRewards:
 
     def test_issue_test_vectors(self):
         """g = [.1, .3, .5, .7, .9], k = 2: max@k 0.7, s = [.24, .24, .26, .30, .36], s^(loo-1) = [0, .02, .06, .12, .20]."""
-        s = pass_at_k_weights(self.G[None], 2, "unbiased")[0]
+        s = pass_at_k_weights(self.G[None], 2, estimator="unbiased")[0]
         np.testing.assert_allclose(s, [0.24, 0.24, 0.26, 0.30, 0.36], rtol=1e-14)
         assert s.sum() / 2 == pytest.approx(0.7, rel=1e-14) == max_at_k(self.G, 2)
         s1 = pass_at_k_weights(self.G[None], 2)[0]
@@ -173,7 +173,7 @@ class TestRealRewards:
         g = np.array(g)
         k = 1 + seed % len(g)
         perm = np.random.default_rng(seed).permutation(len(g))
-        w = pass_at_k_weights(np.stack([g, g[perm]]), k, estimator)
+        w = pass_at_k_weights(np.stack([g, g[perm]]), k, estimator=estimator)
         np.testing.assert_array_equal(w[0][perm], w[1])
         for value in np.unique(g):
             assert np.unique(w[0][g == value]).size == 1
@@ -181,7 +181,7 @@ class TestRealRewards:
     def test_unbiased_sums_to_k_max_at_k(self):
         """sum_i s_i = k * max@k, cross-checked with passatk.max_at_k on a random batch."""
         g = np.random.default_rng(3).normal(size=(50, 12))
-        w = pass_at_k_weights(g, 5, "unbiased")
+        w = pass_at_k_weights(g, 5, estimator="unbiased")
         np.testing.assert_allclose(w.sum(axis=1), 5 * max_at_k(g, 5), rtol=1e-12)
 
     def test_shift_changes_only_the_baseline_free_weights(self):
@@ -192,7 +192,7 @@ class TestRealRewards:
     def test_large_group_is_stable(self):
         """n = 4096, k = 2048: finite weights whose sum matches k * max@k."""
         g = np.random.default_rng(5).random((2, 4096))
-        w = pass_at_k_weights(g, 2048, "unbiased")
+        w = pass_at_k_weights(g, 2048, estimator="unbiased")
         assert np.isfinite(w).all()
         np.testing.assert_allclose(w.sum(axis=1), 2048 * max_at_k(g, 2048), rtol=1e-10)
 
@@ -214,7 +214,7 @@ class TestIndex:
         """Integer labels work as strings do; binary rewards take the same path with an index."""
         v = np.array([True, False, False, True, True, False, False])
         idx = np.array([5, 5, 5, 2, 2, 2, 2])
-        got = pass_at_k_weights(v, 2, "unbiased", index=idx)
+        got = pass_at_k_weights(v, 2, estimator="unbiased", index=idx)
         np.testing.assert_allclose(got[:3], binary_exact([1, 0, 0], 2, "unbiased"), rtol=1e-14)
         np.testing.assert_allclose(got[3:], binary_exact([1, 1, 0, 0], 2, "unbiased"), rtol=1e-14)
 
@@ -272,7 +272,7 @@ class TestAdapters:
         uid = np.array(["b", "a", "a", "b", "b"], dtype=object)
         adv, ret = fn(token_rewards, mask, uid, config={"norm_adv_by_std_in_grpo": True}, epsilon=1e-6)
         assert adv.shape == (5, 4) and ret is adv
-        weights = pass_at_k_weights(scores, 2, "unbiased", index=uid)
+        weights = pass_at_k_weights(scores, 2, estimator="unbiased", index=uid)
         expected = weights * np.array([3, 2, 2, 3, 3])
         np.testing.assert_allclose(adv, expected[:, None] * mask, rtol=1e-15)
         assert (adv[mask == 0] == 0).all()

@@ -51,11 +51,11 @@ class TestTorch:
     @pytest.mark.parametrize(("estimator", "rewards", "k"), CASES, ids=IDS)
     def test_same_numbers_as_numpy(self, torch, estimator, rewards, k):
         """float64 tensors give numpy's weights to 1e-14; bool ones the same, rounded to torch's default float."""
-        want = pass_at_k_weights(rewards, k, estimator)
+        want = pass_at_k_weights(rewards, k, estimator=estimator)
         rounding = np.finfo(np.float32).eps if torch.get_default_dtype() == torch.float32 else 1e-14
         rtol = rounding if rewards.dtype == bool else 1e-14
         for device in _devices(torch):
-            got = pass_at_k_weights(torch.as_tensor(rewards, device=device), k, estimator)
+            got = pass_at_k_weights(torch.as_tensor(rewards, device=device), k, estimator=estimator)
             assert isinstance(got, torch.Tensor) and got.device.type == device
             np.testing.assert_allclose(got.cpu().double().numpy(), want, rtol=rtol, atol=1e-15)
 
@@ -111,9 +111,9 @@ class TestJax:
         """With jax's float64 enabled, jax arrays give numpy's weights to 1e-14."""
         import jax.numpy as jnp
 
-        want = pass_at_k_weights(rewards, k, estimator)
+        want = pass_at_k_weights(rewards, k, estimator=estimator)
         with jax.enable_x64(True) if hasattr(jax, "enable_x64") else jax.experimental.enable_x64():
-            got = pass_at_k_weights(jnp.asarray(rewards), k, estimator)
+            got = pass_at_k_weights(jnp.asarray(rewards), k, estimator=estimator)
             assert isinstance(got, jax.Array)
             np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, rtol=1e-14, atol=1e-15)
 

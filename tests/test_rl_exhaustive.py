@@ -61,7 +61,7 @@ def naive_weights(rewards: np.ndarray, k: int, estimator: str) -> np.ndarray:
 
 def gradient_estimates(values: np.ndarray, estimator: str) -> np.ndarray:
     """The gradient estimate sum_i w_i grad log pi(y_i) on every tuple, shape (1024, K)."""
-    weights = pass_at_k_weights(values[TUPLES], KK, estimator)
+    weights = pass_at_k_weights(values[TUPLES], KK, estimator=estimator)
     return np.einsum("ti,tik->tk", weights, SCORES)
 
 
@@ -71,7 +71,7 @@ class TestEnumeration:
     def test_closed_form_equals_subset_average_on_every_tuple(self, values, estimator):
         """The O(n) / O(n log n) weights equal the naive average over k-subsets on all 1024 tuples."""
         rewards = values[TUPLES]
-        fast = pass_at_k_weights(rewards, KK, estimator)
+        fast = pass_at_k_weights(rewards, KK, estimator=estimator)
         naive = np.array([naive_weights(r, KK, estimator) for r in rewards])
         np.testing.assert_allclose(fast, naive, rtol=0, atol=1e-15)
 
@@ -122,6 +122,6 @@ def test_brute_force_over_subsets(estimator):
     for n in range(2, 8):
         for k in range(1, n if estimator == "loo" else n + 1):
             g = rng.integers(0, 4, size=(3, n)) / 4 + rng.normal(size=(3, 1))
-            got = pass_at_k_weights(g, k, estimator)
+            got = pass_at_k_weights(g, k, estimator=estimator)
             want = np.array([naive_weights(row, k, estimator) for row in g])
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)

@@ -44,7 +44,7 @@ class TestPopulationTarget:
     def test_interval_matches_scipy(self, method):
         """t and normal intervals equal scipy's, with N-1 degrees of freedom for t."""
         res = counts(np.arange(2, 12), n=12)
-        s = summarize(res, [1, 2], 0.9, method=method)
+        s = summarize(res, [1, 2], level=0.9, method=method)
         lo, hi = (stats.t(9, s.estimate, s.se) if method == "t" else stats.norm(s.estimate, s.se)).interval(0.9)
         np.testing.assert_allclose(s.ci.low, lo, rtol=1e-12)
         np.testing.assert_allclose(s.ci.high, hi, rtol=1e-12)
@@ -96,7 +96,7 @@ class TestWilson:
         """With 0/1 per-problem values the interval is the Wilson score interval of scipy's binomtest."""
         outcomes = {f"q{i}": [i % 7 < 2] for i in range(60)}
         res = Results.from_outcomes(outcomes)
-        s = summarize(res, [1], 0.9, method="wilson")
+        s = summarize(res, [1], level=0.9, method="wilson")
         ref = stats.binomtest(int(res.c.sum()), 60).proportion_ci(0.9, method="wilson")
         assert (s.ci.low[0], s.ci.high[0]) == pytest.approx((ref.low, ref.high), rel=1e-12)
 
@@ -264,9 +264,9 @@ class TestErrors:
         ("kwargs", "error", "message"),
         [
             ({"level": 1.0}, ValueError, r"`level` must be a number strictly between 0 and 1.*level=1.0"),
-            ({"level": "95%"}, ValueError, r"got level='95%'"),
+            ({"level": "95%"}, TypeError, r"got level='95%'"),
             ({"method": "wald"}, ValueError, r"`method` must be one of 't', 'normal', 'wilson', 'percentile', 'bca'; got method='wald'"),
-            ({"target": "sample"}, ValueError, r"`target` must be 'population' or 'fixed'; got target='sample'"),
+            ({"target": "sample"}, ValueError, r"`target` must be one of 'population', 'fixed'; got target='sample'"),
             ({"target": "fixed", "method": "bca"}, ValueError, r"with target='fixed' use method='normal'"),
             ({"target": "fixed", "cluster": range(8)}, ValueError, r"`cluster` only applies to target='population'"),
             ({"n_resamples": 10}, ValueError, r"`n_resamples` must be an integer >= 100; got n_resamples=10"),

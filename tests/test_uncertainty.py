@@ -95,7 +95,7 @@ class TestVariance:
             ((5, 0, 0.5), {}, ValueError, r"`k` must be at least 1; got k=0"),
             ((5, 2, 1.5), {}, ValueError, r"`p` must lie in \[0, 1\]; got p=1.5"),
             ((5, 2, float("nan")), {}, ValueError, r"`p` must lie in \[0, 1\]; got p=nan"),
-            ((5, 2, 0.5), {"method": "delta"}, ValueError, r"`method` must be 'exact' or 'asymptotic'; got method='delta'"),
+            ((5, 2, 0.5), {"method": "delta"}, ValueError, r"`method` must be one of 'exact', 'asymptotic'; got method='delta'"),
             (([5, 6], [1, 2, 3], 0.5), {}, ValueError, r"must broadcast together"),
             ((5.5, 2, 0.5), {}, ValueError, r"`n` must hold whole numbers; got n=5.5"),
             ((5, 2, "x"), {}, TypeError, r"`p` must be a probability"),

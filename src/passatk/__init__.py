@@ -1,5 +1,17 @@
-"""passatk: unbiased pass@k, how sure it is, the verifiers that produce it, and RL weights."""
+"""passatk: unbiased pass@k, how sure it is, the verifiers that produce it, and RL weights.
 
+The names below are the API; a module or name with a leading underscore is
+implementation.  The executor (:mod:`passatk.execute`: sandbox, workers,
+``evaluate``) is loaded on first use, so ``import passatk`` starts no process
+machinery and imports neither ``subprocess`` nor the executor.
+"""
+
+from passatk import (
+    extrapolate,  # public submodule: model-based pass@k beyond n
+    rl,  # public submodule: pass@k-aware RL weights (numpy, torch, jax)
+    theory,  # public submodule: the note's companions
+)
+from passatk.curves import CrossoverResult, CurvesResult, crossover, curves
 from passatk.estimators import (
     max_at_k,
     pass_at_k,
@@ -7,23 +19,21 @@ from passatk.estimators import (
     pass_at_k_exact,
     plugin_pass_at_k,
 )
-from passatk.results import (
-    DuplicateSamplesWarning,
-    Results,
-    ResultsFormatError,
-    load_results,
+from passatk.exceptions import DuplicateSamplesWarning, ResultsFormatError
+from passatk.loaders import load_results
+from passatk.results import Results
+from passatk.uncertainty import (
+    Comparison,
+    ConfidenceInterval,
+    PlanResult,
+    Summary,
+    compare,
+    compare_all,
+    plan_comparison,
+    summarize,
+    variance,
+    variance_estimate,
 )
-from passatk.uncertainty import ConfidenceInterval, variance, variance_estimate
-from passatk._summary import Summary, summarize
-from passatk._compare import Comparison, compare, compare_all
-from passatk._plan import PlanResult, plan_comparison
-from passatk import theory  # public submodule: the note's companions
-from passatk._crossover import CrossoverResult, crossover
-from passatk._curves import CurvesResult, curves
-from passatk import extrapolate  # public submodule: model-based pass@k beyond n
-from passatk import rl  # public submodule: pass@k-aware RL weights (numpy, torch, jax)
-from passatk import execute  # public submodule: sandbox, workers, journal, task adapters
-from passatk.execute import EvaluationResult, evaluate
 
 __all__ = [
     "Comparison",
@@ -57,3 +67,21 @@ __all__ = [
     "variance_estimate",
 ]
 __version__ = "0.1.0"
+
+_LAZY = {"execute": None, "evaluate": "evaluate", "EvaluationResult": "EvaluationResult"}
+
+
+def __getattr__(name: str):
+    """Load the executor on first use of ``passatk.execute``, ``passatk.evaluate`` or ``passatk.EvaluationResult``."""
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module("passatk.execute")
+        value = module if _LAZY[name] is None else getattr(module, _LAZY[name])
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

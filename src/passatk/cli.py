@@ -12,8 +12,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from passatk.loaders import load_results
 from passatk.report import score_dict, score_table
-from passatk.results import Results, load_results, warn_if_duplicated
+from passatk.results import Results, warn_if_duplicated
 
 app = typer.Typer(
     help="Unbiased pass@k with error bars, sandboxed verifiers and pass@k-aware RL weights.",
@@ -42,7 +43,7 @@ def fail(message: str) -> None:
     raise typer.Exit(1)
 
 
-def parse_ks(text: str | None, results: "Sequence[Results]" = ()) -> list[int]:
+def parse_ks(text: str | None, results: Sequence[Results] = ()) -> list[int]:
     """Parse ``"1,10,100"``; by default the powers of ten up to the smallest n."""
     if text is None:
         nmin = min(int(r.n.min()) for r in results) if results else 1
@@ -96,7 +97,7 @@ def score(
         for name, res in models.items():
             warn_if_duplicated(res)
             try:
-                records[name] = score_dict(res, ks, level=level, method=ci, target=target, seed=seed)
+                records[name] = score_dict(res, ks, level=level, method=ci, target=target, rng=seed)
             except ValueError as exc:
                 fail(f"{res.source or name}: {exc}")
     for w in caught:
@@ -127,20 +128,22 @@ def curve(
             "(no unbiased estimator exists there).",
         ),
     ] = None,
-    method: Annotated[
-        str, typer.Option("--method", help="Law fitted for --extrapolate-to: beta_binomial or beta_binomial_mixture.")
+    law: Annotated[
+        str,
+        typer.Option("--law", "--method", help="Law of p fitted for --extrapolate-to: beta_binomial or beta_binomial_mixture."),
     ] = "beta_binomial",
     level: Annotated[float, typer.Option("--level", help="Confidence level of the bands and intervals.")] = 0.95,
     seed: Annotated[int, typer.Option("--seed", help="Seed of every bootstrap.")] = 0,
     as_json: JsonOption = False,
 ) -> None:
     """pass@k against k (log2 grid) with confidence bands, crossings between models, and opt-in points beyond n."""
-    from passatk._curves import curves
+    from passatk.curves import curves
+    from passatk.report import crossover_lines, curve_table
 
     models = load_models(files)
     ks = None if k is None else parse_ks(k)
     try:
-        result = curves(models, ks, level=level, extrapolate_to=extrapolate_to, method=method, seed=seed)
+        result = curves(models, ks, level=level, extrapolate_to=extrapolate_to, law=law, rng=seed)
     except ValueError as exc:
         fail(str(exc))
     try:
@@ -157,12 +160,13 @@ def curve(
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
         return
-    console.print(result.table())
-    for line in result.crossover_lines():
+    console.print(curve_table(result))
+    for line in crossover_lines(result.crossovers):
         console.print(line, highlight=False)
     for path in (plot, problems_plot):
         if path is not None:
             console.print(f"wrote {path}", highlight=False)
+
 
 @app.command("compare")
 def compare_cmd(
@@ -180,8 +184,8 @@ def compare_cmd(
     """
     from dataclasses import replace
 
-    from passatk._compare import compare, compare_all
-    from passatk.report import compare_table
+    from passatk.report import compare_table, excluded_lines
+    from passatk.uncertainty import compare, compare_all
 
     models = load_models(files)
     if len(models) < 2:
@@ -190,9 +194,9 @@ def compare_cmd(
     try:
         if len(models) == 2:
             (name_a, a), (name_b, b) = models.items()
-            comparisons = [replace(compare(a, b, ks, level), name_a=name_a, name_b=name_b)]
+            comparisons = [replace(compare(a, b, ks, level=level), name_a=name_a, name_b=name_b)]
         else:
-            comparisons = compare_all(models, ks, level)
+            comparisons = compare_all(models, ks, level=level)
     except ValueError as exc:
         fail(str(exc))
     records = [c.to_dict() for c in comparisons]
@@ -200,12 +204,8 @@ def compare_cmd(
         typer.echo(json.dumps(records, indent=2))
         return
     console.print(compare_table(records))
-    for rec in records:
-        for side in ("a", "b"):
-            ids = rec[f"only_in_{side}"]
-            if ids:
-                shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-                typer.echo(f"note: {len(ids)} problem(s) only in {rec[side]} ({shown}): excluded from {rec['a']} - {rec['b']}.")
+    for line in excluded_lines(records):
+        typer.echo(line)
 
 
 @app.command("plan")
@@ -231,7 +231,8 @@ def plan_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """How many problems (and samples per problem) a paired comparison needs to detect --delta."""
-    from passatk._plan import plan_comparison
+    from passatk.report import plan_lines, plan_table
+    from passatk.uncertainty import plan_comparison
 
     models = list(load_models(pilot).values()) if pilot else None
     ns = None if n is None else parse_ks(n)
@@ -244,20 +245,9 @@ def plan_cmd(
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
         return
-    from rich.table import Table
-
-    title = f"detect a pass@{k} difference of {delta:g} (paired, alpha {alpha:g}, power {power:.0%})"
-    table = Table(title=title, title_justify="left")
-    for col in ("samples per problem", "problems", "samples per model"):
-        table.add_column(col, justify="right")
-    for nv, big_n in zip(result.samples_per_problem, result.problems.tolist()):
-        table.add_row(str(nv), str(big_n), f"{nv * big_n:,}")
-    console.print(table)
-    typer.echo(
-        f"variance components: {result.source}; omega^2={result.omega2:.4g}, "
-        f"sigma^2 A/B={result.sigma2_a:.4g}/{result.sigma2_b:.4g}."
-    )
-    typer.echo(f"no n gets below {result.problems_floor} problems (the between-problem part alone).")
+    console.print(plan_table(result))
+    for line in plan_lines(result):
+        typer.echo(line)
 
 
 def _run_evaluation(samples: Path, *, quiet: bool, **options):
@@ -266,7 +256,9 @@ def _run_evaluation(samples: Path, *, quiet: bool, **options):
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from passatk.execute import SandboxError, evaluate as run_evaluation
+    from passatk.execute import SandboxError
+    from passatk.execute import evaluate as run_evaluation
+    from passatk.report import evaluation_lines
 
     err = Console(stderr=True)
     bar = Progress(
@@ -295,13 +287,8 @@ def _run_evaluation(samples: Path, *, quiet: bool, **options):
     for w in caught:
         typer.echo(f"passatk: warning: {w.message}", err=True)
     if not quiet:
-        counts = ", ".join(f"{n} {s}" for s, n in sorted(result.status_counts.items()))
-        typer.echo(result.sandbox.describe(), err=True)
-        typer.echo(
-            f"{result.samples} samples ({result.programs} distinct programs; {result.executed} run now, "
-            f"{result.reused} from the journal) in {result.seconds:.1f} s: {counts}. Results: {result.path}",
-            err=True,
-        )
+        for line in evaluation_lines(result):
+            typer.echo(line, err=True)
     return result
 
 

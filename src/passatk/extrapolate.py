@@ -25,14 +25,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from passatk._summary import _level_iv
-from passatk.estimators import _ks_iv
+from passatk._validation import as_choice, as_int, as_ks, as_level, as_n_resamples, as_results, as_rng, options
 from passatk.results import Results
 from passatk.uncertainty import ConfidenceInterval
+from passatk.uncertainty._bootstrap import percentile_interval, resample_indices
 
-__all__ = ["ExtrapolationResult", "pass_at_k_beyond"]
+__all__ = ["LAWS", "ExtrapolationResult", "pass_at_k_beyond"]
 
-METHODS = ("beta_binomial", "beta_binomial_mixture")
+#: The laws of p across problems that :func:`pass_at_k_beyond` fits.
+LAWS = ("beta_binomial", "beta_binomial_mixture")
+METHODS = LAWS  # the older name
 # Each beta component is parametrised by the logit of its mean mu = alpha / (alpha + beta) and the log
 # of its concentration s = alpha + beta.  Data with no spread across problems drive s to infinity (the
 # binomial limit); in these coordinates that ridge is parallel to an axis and stops cleanly at the bound.
@@ -203,15 +205,15 @@ class ExtrapolationResult:
         The k values.
     estimate : ndarray of float, shape (K,)
         pass@k under the fitted law, :math:`1 - \mathbb{E}[(1-p)^k]`.
-    method : str
-        ``"beta_binomial"`` or ``"beta_binomial_mixture"``.
+    law : str
+        ``"beta_binomial"`` or ``"beta_binomial_mixture"`` (``method`` is an alias).
     alpha, beta, weights : ndarray of float, shape (m,)
         The fitted beta components and their mixing weights, sorted by the
         component mean :math:`\alpha / (\alpha + \beta)`.
     log_likelihood : float
         The maximised log-likelihood of the counts (binomial coefficients included).
-    n_problems : int
-        Problems the law was fitted to.
+    problems : int
+        Problems the law was fitted to (``n_problems`` is an alias).
     max_n : int
         The largest n among them; pass@k for ``k > max_n`` is extrapolated
         beyond every problem's data.
@@ -220,9 +222,9 @@ class ExtrapolationResult:
 
     Methods
     -------
-    confidence_interval(confidence_level=0.95)
+    confidence_interval(level=0.95)
         Percentile bootstrap band for ``estimate`` (problems resampled).
-    parameter_confidence_interval(confidence_level=0.95)
+    parameter_confidence_interval(level=0.95)
         Percentile bootstrap bands for alpha, beta and the weights.
     standard_error
         Bootstrap standard deviation of ``estimate``.
@@ -232,16 +234,26 @@ class ExtrapolationResult:
 
     k: np.ndarray
     estimate: np.ndarray
-    method: str
+    law: str
     alpha: np.ndarray
     beta: np.ndarray
     weights: np.ndarray
     log_likelihood: float
-    n_problems: int
+    problems: int
     max_n: int
     model_based: bool = True
     _boot_estimate: np.ndarray = field(default=None, repr=False)
     _boot_params: np.ndarray = field(default=None, repr=False)  # (B, 3, m): alpha, beta, weights
+
+    @property
+    def method(self) -> str:
+        """Alias of :attr:`law`."""
+        return self.law
+
+    @property
+    def n_problems(self) -> int:
+        """Alias of :attr:`problems`."""
+        return self.problems
 
     @property
     def bootstrap_distribution(self) -> np.ndarray:
@@ -261,26 +273,31 @@ class ExtrapolationResult:
     @property
     def bic(self) -> float:
         """Bayesian information criterion, ``p log N - 2 log L`` (lower is better)."""
-        return self.n_parameters * np.log(self.n_problems) - 2.0 * self.log_likelihood
+        return self.n_parameters * np.log(self.problems) - 2.0 * self.log_likelihood
 
-    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
+    @options()
+    def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Percentile bootstrap interval of pass@k for each k (arrays of shape ``(K,)``)."""
-        return _percentile(self._boot_estimate, confidence_level)
+        return percentile_interval(self._boot_estimate, as_level(level), method="linear")
 
-    def parameter_confidence_interval(self, confidence_level: float = 0.95) -> dict[str, ConfidenceInterval]:
+    @options()
+    def parameter_confidence_interval(self, level: float = 0.95) -> dict[str, ConfidenceInterval]:
         """Percentile bootstrap intervals of ``alpha``, ``beta`` and ``weights`` (arrays of shape ``(m,)``)."""
+        level = as_level(level)
         return {
-            name: _percentile(self._boot_params[:, i, :], confidence_level)
+            name: percentile_interval(self._boot_params[:, i, :], level, method="linear")
             for i, name in enumerate(("alpha", "beta", "weights"))
         }
 
-    def to_dict(self, confidence_level: float = 0.95) -> dict:
+    @options()
+    def to_dict(self, level: float = 0.95) -> dict:
         """JSON-ready summary: per-k estimate, SE and interval, the fitted law, ``model_based``."""
-        ci, se = self.confidence_interval(confidence_level), self.standard_error
+        ci, se = self.confidence_interval(level), self.standard_error
         return {
             "model_based": True,
-            "method": self.method,
-            "problems": self.n_problems,
+            "law": self.law,
+            "method": self.law,
+            "problems": self.problems,
             "max_n": self.max_n,
             "fit": {
                 "alpha": self.alpha.tolist(),
@@ -296,41 +313,28 @@ class ExtrapolationResult:
         }
 
 
-def _percentile(draws: np.ndarray, confidence_level: float) -> ConfidenceInterval:
-    tail = 50.0 * (1.0 - _level_iv(confidence_level, "confidence_level"))
-    low, high = np.percentile(draws, [tail, 100.0 - tail], axis=0)
-    return ConfidenceInterval(low, high)
-
-
 # --------------------------------------------------------------------------- #
 # public entry point
 # --------------------------------------------------------------------------- #
-def _pass_at_k_beyond_iv(results, ks, method, components, n_resamples, rng):
+def _pass_at_k_beyond_iv(results, ks, law, components, n_resamples, rng):
     try:
         import scipy  # noqa: F401
     except ImportError as exc:  # pragma: no cover - scipy ships with the stats and cli extras
         raise ImportError("pass_at_k_beyond needs scipy: pip install 'passatk[stats]'") from exc
-    if not isinstance(results, Results):
-        raise TypeError(
-            "`results` must be a passatk.Results (e.g. from load_results or "
-            f"Results.from_counts); got {type(results).__name__}."
-        )
-    ks_arr, _ = _ks_iv(ks)
-    if method not in METHODS:
-        raise ValueError(f"`method` must be one of {', '.join(map(repr, METHODS))}; got method={method!r}.")
+    as_results(results)
+    ks_arr, _ = as_ks(ks)
+    as_choice(law, "law", LAWS)
     if components is None:
-        components = 1 if method == "beta_binomial" else 2
-    if isinstance(components, bool) or not isinstance(components, (int, np.integer)):
-        raise TypeError(f"`components` must be an integer; got components={components!r}.")
-    if method == "beta_binomial" and components != 1:
+        components = 1 if law == "beta_binomial" else 2
+    components = as_int(components, "components")
+    if law == "beta_binomial" and components != 1:
         raise ValueError(
-            f"method='beta_binomial' has one component; got components={components}. "
-            "Use method='beta_binomial_mixture' for more."
+            f"law='beta_binomial' has one component; got components={components}. "
+            "Use law='beta_binomial_mixture' for more."
         )
-    if method == "beta_binomial_mixture" and not 2 <= components <= 5:
+    if law == "beta_binomial_mixture" and not 2 <= components <= 5:
         raise ValueError(f"`components` of a mixture must be in [2, 5]; got components={components}.")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2:
-        raise ValueError(f"`n_resamples` must be an integer >= 2; got n_resamples={n_resamples!r}.")
+    n_resamples = as_n_resamples(n_resamples, 2)
     if len(results) < 3 * int(components):
         raise ValueError(
             f"fitting {3 * components - 1} parameters needs at least {3 * components} problems; "
@@ -338,14 +342,15 @@ def _pass_at_k_beyond_iv(results, ks, method, components, n_resamples, rng):
         )
     if (results.n < 2).all():
         raise ValueError("every problem has n=1 sample: the spread of p across problems cannot be fitted; need n >= 2.")
-    return ks_arr, int(components), int(n_resamples), np.random.default_rng(rng)
+    return ks_arr, components, n_resamples, as_rng(rng)
 
 
+@options(positional=("law",), aliases={"method": "law", "seed": "rng"})
 def pass_at_k_beyond(
     results: Results,
     ks,
-    method: str = "beta_binomial",
     *,
+    law: str = "beta_binomial",
     components: int | None = None,
     n_resamples: int = 200,
     rng=None,
@@ -371,15 +376,15 @@ def pass_at_k_beyond(
         Per-problem counts ``n``, ``c``.
     ks : int or sequence of int
         The k values (``k >= 1``; any size).
-    method : {"beta_binomial", "beta_binomial_mixture"}, default "beta_binomial"
-        One beta law, or a mixture of ``components`` of them.
+    law : {"beta_binomial", "beta_binomial_mixture"}, default "beta_binomial"
+        One beta law, or a mixture of ``components`` of them (``method=`` is an alias).
     components : int, optional
         Mixture components: 1 for ``"beta_binomial"``, default 2 (at most 5)
         for ``"beta_binomial_mixture"``.
     n_resamples : int, default 200
         Bootstrap replicates.
     rng : int or numpy.random.Generator, optional
-        Seed or generator for the bootstrap.
+        Seed or generator for the bootstrap (``seed=`` is an alias).
 
     Returns
     -------
@@ -391,7 +396,7 @@ def pass_at_k_beyond(
     TypeError
         If ``results`` is not a :class:`~passatk.Results`.
     ValueError
-        For a bad ``k``, ``method``, ``components`` or ``n_resamples``, too
+        For a bad ``k``, ``law``, ``components`` or ``n_resamples``, too
         few problems for the parameters, or only single-sample problems.
     ImportError
         Without scipy (the ``stats`` extra).
@@ -408,7 +413,7 @@ def pass_at_k_beyond(
     law with :math:`\alpha < 1` puts much mass there and pass@k keeps rising
     slowly as k grows; a mixture can separate "never solved" from "rarely
     solved".  Compare the fit with :func:`passatk.pass_at_k` at ``k <= n``
-    and between methods (``bic``) before trusting a number at ``k >> n``.
+    and between laws (``bic``) before trusting a number at ``k >> n``.
     The bootstrap band reflects sampling noise only, not the choice of law.
     A mixture's likelihood can have several local maxima: the full fit takes
     the best of three starts, each bootstrap refit starts from it, and the
@@ -440,7 +445,7 @@ def pass_at_k_beyond(
     >>> res.pass_at_k([1, 10]).mean(axis=0).round(2)  # unbiased, k <= n
     array([0.17, 0.56])
     """
-    ks, m, n_resamples, gen = _pass_at_k_beyond_iv(results, ks, method, components, n_resamples, rng)
+    ks, m, n_resamples, gen = _pass_at_k_beyond_iv(results, ks, law, components, n_resamples, rng)
     counts = _Counts.of(results.n, results.c)
     w = counts.weight[None, :]
     starts = _starts(results.n, results.c, m)
@@ -450,19 +455,19 @@ def pass_at_k_beyond(
     alpha, beta, weights = _canonical(best, m)
 
     n_problems = len(results)
-    draws = gen.integers(0, n_problems, size=(n_resamples, n_problems))
+    draws = np.concatenate(list(resample_indices(n_problems, n_resamples, gen)))
     boot_w = np.stack([np.bincount(counts.index[d], minlength=counts.n.size) for d in draws]).astype(float)
     boot_x = _maximise(np.repeat(best, n_resamples, axis=0), boot_w, counts, m)
     b_alpha, b_beta, b_weights = _canonical(boot_x, m)
     return ExtrapolationResult(
         k=ks,
         estimate=_pass_at_k_under(alpha, beta, weights, ks)[0],
-        method=method,
+        law=law,
         alpha=alpha[0],
         beta=beta[0],
         weights=weights[0],
         log_likelihood=-float(values.min()),
-        n_problems=n_problems,
+        problems=n_problems,
         max_n=int(results.n.max()),
         _boot_estimate=_pass_at_k_under(b_alpha, b_beta, b_weights, ks),
         _boot_params=np.stack([b_alpha, b_beta, b_weights], axis=1),

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from passatk._summary import Summary
-from passatk._crossover import CrossoverResult
+from passatk.curves import CrossoverResult
 from passatk.extrapolate import ExtrapolationResult
 from passatk.results import Results
+from passatk.uncertainty import Summary
 
 __all__ = ["OKABE_ITO", "plot_curves", "plot_problem_rates"]
 
@@ -111,7 +111,7 @@ def plot_curves(
                                 hatch="///", alpha=0.45, linewidth=0)
                 ax.plot(ek, 100 * est, color=st["color"], linestyle="--", marker=st["marker"],
                         markersize=4, markerfacecolor="white",
-                        label=f"{s.name}: model-based beyond n ({ext.method.replace('_', '-')} fit)")
+                        label=f"{s.name}: model-based beyond n ({ext.law.replace('_', '-')} fit)")
                 k_max = max(k_max, ek.max())
                 measured.add(float(ks.max()))
     for n in sorted(measured):

@@ -1,15 +1,40 @@
-"""Turning estimates into what people read: rich tables and the ``--json`` shape."""
+"""Every table and sentence for people: rich tables, one-line notes, and the ``--json`` shape.
+
+The numerics return result objects and ``to_dict()`` records; this module is the
+only place that turns them into text.  Tables are :class:`rich.table.Table`
+objects (rich is imported only when one is built: the ``cli`` extra); the
+sentences are plain strings.  The ``passatk`` command prints what these return.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from passatk._summary import summarize
+import numpy as np
+
+from passatk._validation import options
 from passatk.results import Results
+from passatk.uncertainty import summarize
 
-__all__ = ["compare_table", "score_dict", "score_table"]
+__all__ = [
+    "MCNEMAR_MARK",
+    "compare_rows",
+    "compare_table",
+    "crossover_lines",
+    "curve_cells",
+    "curve_table",
+    "evaluation_lines",
+    "excluded_lines",
+    "plan_lines",
+    "plan_rows",
+    "plan_table",
+    "score_dict",
+    "score_rows",
+    "score_table",
+]
 
 
+@options()
 def score_dict(
     results: Results,
     ks: Sequence[int],
@@ -17,12 +42,13 @@ def score_dict(
     level: float = 0.95,
     method: str = "t",
     target: str = "population",
-    seed: int | None = None,
+    rng: int | None = None,
 ) -> dict:
     """The ``--json`` record of ``passatk score`` for one model (DESIGN.md's shape).
 
     A thin wrapper: ``summarize(results, ks, ...).to_dict()``, so every
-    estimate carries its standard error and confidence interval.
+    estimate carries its standard error and confidence interval
+    (``seed=`` is an alias of ``rng``).
 
     Examples
     --------
@@ -31,7 +57,29 @@ def score_dict(
     >>> rec["problems"], rec["samples"], rec["pass_at_k"]["1"]["estimate"], round(rec["pass_at_k"]["1"]["se"], 4)
     (3, 30, 0.3, 0.1732)
     """
-    return summarize(results, list(ks), level, method=method, target=target, seed=seed).to_dict()
+    return summarize(results, list(ks), level=level, method=method, target=target, rng=rng).to_dict()
+
+
+def score_rows(records: Mapping[str, dict]) -> list[tuple[str, str, str, str, str, bool]]:
+    r"""The rows of :func:`score_table`: (model label, ``pass@k``, estimate, SE, CI, last row of the model).
+
+    Examples
+    --------
+    >>> from passatk import Results
+    >>> rec = score_dict(Results.from_counts(["a", "b", "c"], [10, 10, 10], [3, 0, 6]), [1])
+    >>> score_rows({"m": rec})
+    [('m\n3 problems, 30 samples', 'pass@1', '0.3000', '0.1732', '[0.0000, 1.0000]', True)]
+    """
+    rows = []
+    for name, rec in records.items():
+        counts = f"{rec['problems']} problems, {rec['samples']} samples"
+        items = list(rec["pass_at_k"].items())
+        labels = [name, counts] if len(items) > 1 else [f"{name}\n{counts}"]
+        for i, (k, e) in enumerate(items):
+            se = "-" if e["se"] is None else f"{e['se']:.4f}"
+            ci = "-" if e["ci"] is None else f"[{e['ci'][0]:.4f}, {e['ci'][1]:.4f}]"
+            rows.append((labels[i] if i < len(labels) else "", f"pass@{k}", f"{e['estimate']:.4f}", se, ci, i == len(items) - 1))
+    return rows
 
 
 def score_table(records: Mapping[str, dict]):
@@ -48,14 +96,8 @@ def score_table(records: Mapping[str, dict]):
     table.add_column("estimate", justify="right", no_wrap=True)
     table.add_column("± SE", justify="right", no_wrap=True)
     table.add_column("CI" if "level" not in first else f"{first['level']:.0%} CI", justify="right", no_wrap=True)
-    for name, rec in records.items():
-        counts = f"{rec['problems']} problems, {rec['samples']} samples"
-        items = list(rec["pass_at_k"].items())
-        labels = [name, counts] if len(items) > 1 else [f"{name}\n{counts}"]
-        for i, (k, e) in enumerate(items):
-            se = "-" if e["se"] is None else f"{e['se']:.4f}"
-            ci = "-" if e["ci"] is None else f"[{e['ci'][0]:.4f}, {e['ci'][1]:.4f}]"
-            table.add_row(labels[i] if i < len(labels) else "", f"pass@{k}", f"{e['estimate']:.4f}", se, ci, end_section=i == len(items) - 1)
+    for *cells, last in score_rows(records):
+        table.add_row(*cells, end_section=last)
     return table
 
 
@@ -65,23 +107,27 @@ def _p_text(p: float | None) -> str:
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
-def compare_table(records: Sequence[dict]):
-    """A rich table of :meth:`passatk.Comparison.to_dict` records: one row per pair and k."""
-    from rich.table import Table
+#: Marks a p-value from McNemar's exact test in :func:`compare_table`.
+MCNEMAR_MARK = "*"
 
-    holm = any("p_value_holm" in e for rec in records for e in rec["pass_at_k"].values())
-    level = records[0]["level"]
-    table = Table(
-        title=f"A - B on shared problems ± paired SE, {level:.0%} CI (t); * = McNemar exact",
-        title_justify="left",
-    )
-    table.add_column("A - B")
-    for col in ("k", "difference", f"{level:.0%} CI", "p") + (("p Holm",) if holm else ()) + ("unpaired SE", "corr"):
-        table.add_column(col, justify="right")
+
+def _has_holm(records: Sequence[dict]) -> bool:
+    return any("p_value_holm" in e for rec in records for e in rec["pass_at_k"].values())
+
+
+def compare_rows(records: Sequence[dict]) -> list[tuple[list[str], bool]]:
+    """The rows of :func:`compare_table`, each with whether it ends a pair's section.
+
+    Columns: the pair (first row of a pair only), k, difference ± SE, CI, p
+    (marked :data:`MCNEMAR_MARK` when McNemar's exact test gave it), Holm's p
+    when any record has it, the unpaired SE and the correlation.
+    """
+    holm = _has_holm(records)
+    rows = []
     for rec in records:
         for i, (k, e) in enumerate(rec["pass_at_k"].items()):
             pair = f"{rec['a']}\n- {rec['b']}\n({rec['problems']} shared)" if i == 0 else ""
-            mark = "*" if e["test"] == "McNemar exact" else ""
+            mark = MCNEMAR_MARK if e["test"] == "McNemar exact" else ""
             row = [
                 pair,
                 k,
@@ -92,5 +138,157 @@ def compare_table(records: Sequence[dict]):
             if holm:
                 row.append(_p_text(e.get("p_value_holm")) + mark)
             row += [f"{e['se_unpaired']:.4f}", "-" if e["correlation"] is None else f"{e['correlation']:.2f}"]
-            table.add_row(*row, end_section=i == len(rec["pass_at_k"]) - 1)
+            rows.append((row, i == len(rec["pass_at_k"]) - 1))
+    return rows
+
+
+def compare_table(records: Sequence[dict]):
+    """A rich table of :meth:`passatk.Comparison.to_dict` records: one row per pair and k."""
+    from rich.table import Table
+
+    level = records[0]["level"]
+    table = Table(
+        title=f"A - B on shared problems ± paired SE, {level:.0%} CI (t); {MCNEMAR_MARK} = McNemar exact",
+        title_justify="left",
+    )
+    table.add_column("A - B")
+    holm = ("p Holm",) if _has_holm(records) else ()
+    for col in ("k", "difference", f"{level:.0%} CI", "p") + holm + ("unpaired SE", "corr"):
+        table.add_column(col, justify="right")
+    for row, last in compare_rows(records):
+        table.add_row(*row, end_section=last)
     return table
+
+
+def excluded_lines(records: Sequence[dict], shown: int = 5) -> list[str]:
+    """One note per model of a comparison with problems the other lacks (they were left out).
+
+    Examples
+    --------
+    >>> excluded_lines([{"a": "A", "b": "B", "only_in_a": ["p4"], "only_in_b": []}])
+    ['note: 1 problem(s) only in A (p4): excluded from A - B.']
+    """
+    lines = []
+    for rec in records:
+        for side in ("a", "b"):
+            ids = rec[f"only_in_{side}"]
+            if ids:
+                listed = ", ".join(ids[:shown]) + (", ..." if len(ids) > shown else "")
+                lines.append(f"note: {len(ids)} problem(s) only in {rec[side]} ({listed}): excluded from {rec['a']} - {rec['b']}.")
+    return lines
+
+
+def curve_table(result):
+    """A rich table of a :class:`~passatk.curves.CurvesResult`: one row per k, one column per model.
+
+    Cells are ``estimate [low, high]``; model-based values beyond n are
+    marked with ``*`` and explained in the caption.
+    """
+    from rich.table import Table
+
+    level = int(round(100 * next(iter(result.summaries.values())).level))
+    table = Table(
+        title=f"pass@k curve (estimate [{level}% CI])",
+        title_justify="left",
+        caption="* model-based beyond n (fitted law of p across problems; not an unbiased estimate)"
+        if result.extrapolations
+        else None,
+        caption_justify="left",
+    )
+    table.add_column("k", justify="right")
+    for name in result.summaries:
+        table.add_column(name, justify="right")
+    for k, row in curve_cells(result).items():
+        table.add_row(str(k), *(row.get(name, "") for name in result.summaries))
+    return table
+
+
+def curve_cells(result) -> dict[int, dict[str, str]]:
+    """The cells of :func:`curve_table`: ``{k: {model: "estimate [low, high]"}}``, k increasing.
+
+    Examples
+    --------
+    >>> from passatk import Results, curves
+    >>> r = Results.from_counts(["a", "b", "c"], [4, 4, 4], [4, 2, 0], name="m")
+    >>> curve_cells(curves(r))[1]
+    {'m': '0.5000 [0.0000, 1.0000]'}
+    """
+    cells: dict[int, dict[str, str]] = {}
+    for name, s in result.summaries.items():
+        for k, e, lo, hi in zip(s.ks, s.estimate, s.ci.low, s.ci.high):
+            cells.setdefault(int(k), {})[name] = f"{e:.4f} [{lo:.4f}, {hi:.4f}]"
+    for name, ext in result.extrapolations.items():
+        ci = ext.confidence_interval(result.summaries[name].level)
+        for k, e, lo, hi in zip(ext.k, ext.estimate, ci.low, ci.high):
+            cells.setdefault(int(k), {})[name] = f"*{e:.4f} [{lo:.4f}, {hi:.4f}]"
+    return {k: cells[k] for k in sorted(cells)}
+
+
+def crossover_lines(crossovers: Iterable) -> list[str]:
+    """One sentence per :class:`~passatk.curves.CrossoverResult` about where (and whether) the curves cross."""
+    lines = []
+    for x in crossovers:
+        a, b = x.models
+        level = int(round(100 * x.level))
+        if x.leader is None:
+            lines.append(f"{a} vs {b}: identical curves for k <= {x.k.max()}.")
+            continue
+        other = b if x.leader == a else a
+        hi = "beyond the largest k" if not np.isfinite(x.ci.high) else f"{x.ci.high:g}"
+        lo = "beyond the largest k" if not np.isfinite(x.ci.low) else f"{x.ci.low:g}"
+        if x.k_cross is None:
+            lines.append(
+                f"{x.leader} leads {other} at k = {x.k.min()} and stays ahead for every k <= {x.k.max()} "
+                f"(a crossing in {100 * x.share_crossing:.0f}% of bootstrap replicates; {x.problems} shared problems)."
+            )
+        else:
+            lines.append(
+                f"{x.leader} leads {other} at k = {x.k.min()}; {other} overtakes it at k = {x.k_cross} "
+                f"({level}% CI: {lo} to {hi}; a crossing in {100 * x.share_crossing:.0f}% of bootstrap "
+                f"replicates; {x.problems} shared problems)."
+            )
+    return lines
+
+
+def plan_rows(plan) -> list[tuple[str, str, str]]:
+    """The rows of :func:`plan_table`: samples per problem, problems, samples per model.
+
+    Examples
+    --------
+    >>> from passatk import plan_comparison
+    >>> plan_rows(plan_comparison(0.03, k=1, samples_per_problem=[1, 10]))
+    [('1', '4906', '4,906'), ('10', '982', '9,820')]
+    """
+    return [(str(n), str(m), f"{n * m:,}") for n, m in zip(plan.samples_per_problem, plan.problems.tolist())]
+
+
+def plan_table(plan):
+    """A rich table of a :class:`~passatk.PlanResult`: problems needed for each number of samples per problem."""
+    from rich.table import Table
+
+    title = f"detect a pass@{plan.k} difference of {plan.delta:g} (paired, alpha {plan.alpha:g}, power {plan.power:.0%})"
+    table = Table(title=title, title_justify="left")
+    for col in ("samples per problem", "problems", "samples per model"):
+        table.add_column(col, justify="right")
+    for row in plan_rows(plan):
+        table.add_row(*row)
+    return table
+
+
+def plan_lines(plan) -> list[str]:
+    """Where the plan's variance components came from, and the floor no number of samples gets below."""
+    return [
+        f"variance components: {plan.source}; omega^2={plan.omega2:.4g}, "
+        f"sigma^2 A/B={plan.sigma2_a:.4g}/{plan.sigma2_b:.4g}.",
+        f"no n gets below {plan.problems_floor} problems (the between-problem part alone).",
+    ]
+
+
+def evaluation_lines(result) -> list[str]:
+    """What ``passatk evaluate`` says on stderr after a run: the sandbox, then the counts and where the results are."""
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(result.status_counts.items()))
+    return [
+        result.sandbox.describe(),
+        f"{result.samples} samples ({result.programs} distinct programs; {result.executed} run now, "
+        f"{result.reused} from the journal) in {result.seconds:.1f} s: {counts}. Results: {result.path}",
+    ]

@@ -21,7 +21,7 @@ from numbers import Rational
 
 import numpy as np
 
-from passatk.estimators import _broadcast_iv, _int_array, _probability_array
+from passatk._validation import as_int_array, as_probabilities, broadcast_named
 
 __all__ = [
     "MixtureResult",
@@ -41,7 +41,7 @@ def _positive_int(x, name: str) -> int:
     """A single integer >= 1, or raise naming ``name``."""
     if isinstance(x, bool) or np.ndim(x) != 0:
         raise TypeError(f"`{name}` must be a single integer; got {name}={x!r}")
-    value = int(_int_array(x, name))
+    value = int(as_int_array(x, name))
     if value < 1:
         raise ValueError(f"`{name}` must be an integer >= 1; got {name}={value}.")
     return value
@@ -161,7 +161,7 @@ def plugin_bias(n, k, p, exact: bool = False):
             comb(n, c) * pf**c * (1 - pf) ** (n - c) * Fraction(n - c, n) ** k for c in range(n + 1)
         )
         return (1 - pf) ** k - expected_miss
-    parr = _probability_array(p, "p")
+    parr = as_probabilities(p, "p")
     miss = (1.0 - np.arange(n + 1) / n) ** k
     bias = np.minimum((1.0 - parr) ** k - _bernstein(n, parr) @ miss, 0.0)  # <= 0 (Jensen), not a rounding above
     return float(bias) if bias.ndim == 0 else bias
@@ -209,7 +209,7 @@ class ProjectionResult:
         >>> round(pass_at_k_projection(4, 2).expectation(0.5), 12)   # 1 - 0.5**2
         0.75
         """
-        out = _bernstein(self.n, _probability_array(p, "p")) @ self.coefficients
+        out = _bernstein(self.n, as_probabilities(p, "p")) @ self.coefficients
         return float(out) if out.ndim == 0 else out
 
 
@@ -283,7 +283,7 @@ def pass_at_k_projection(n, k, grid=1001) -> ProjectionResult:
             raise ValueError(f"`grid` needs at least n + 1 = {n + 1} points; got grid={points}.")
         p = np.linspace(0.0, 1.0, points)
     else:
-        p = _probability_array(grid, "grid").ravel()
+        p = as_probabilities(grid, "grid").ravel()
         if np.unique(p).size < n + 1:
             raise ValueError(
                 f"`grid` needs at least n + 1 = {n + 1} distinct points; got {np.unique(p).size}."
@@ -425,7 +425,7 @@ class MixtureResult:
         >>> round(optimise_mixture(collapse_example(), 1).pass_at_k(32), 3)
         0.667
         """
-        ks = _int_array(k, "k")
+        ks = as_int_array(k, "k")
         if (ks < 1).any():
             raise ValueError(f"`k` must be at least 1; got k={k!r}.")
         out = _mixture_pass_at_k(self._q, self.weights, ks.ravel())
@@ -566,10 +566,10 @@ def verifier_hole_amplification(p, h, k):
     >>> round(verifier_hole_amplification(0.0, 0.001, 10), 6)   # about 10 * 0.001
     0.00996
     """
-    parr, harr = _probability_array(p, "p"), _probability_array(h, "h")
-    karr = _int_array(k, "k")
+    parr, harr = as_probabilities(p, "p"), as_probabilities(h, "h")
+    karr = as_int_array(k, "k")
     if (karr < 1).any():
         raise ValueError(f"`k` must be at least 1; got k={int(karr[karr < 1].ravel()[0])}.")
-    parr, harr, karr = _broadcast_iv(p=parr, h=harr, k=karr)
+    parr, harr, karr = broadcast_named(p=parr, h=harr, k=karr)
     out = 1.0 - ((1.0 - parr) * (1.0 - harr)) ** karr
     return float(out) if out.ndim == 0 else out

@@ -1,4 +1,4 @@
-"""How noisy one problem's pass@k estimate is, and the shared interval type.
+"""How noisy one problem's pass@k estimate is: :func:`variance` and :func:`variance_estimate`.
 
 The estimator :math:`\\hat\\rho = 1 - \\binom{n-c}{k}/\\binom nk` is unbiased, but
 from a finite number of samples it still varies.  :func:`variance` gives its
@@ -11,51 +11,36 @@ Everything here is pure, vectorised numpy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from math import lgamma
 
 import numpy as np
 
-from passatk.estimators import (
-    _broadcast_iv,
-    _check_k_le_n,
-    _counts_iv,
-    _int_array,
-    _ks_iv,
-    _pass_table_lookup,
-    _probability_array,
+from passatk._kernels import pass_table_lookup
+from passatk._validation import (
+    as_choice,
+    as_counts,
+    as_int_array,
+    as_ks,
+    as_probabilities,
+    broadcast_named,
+    options,
+    require_k_le_n,
 )
 
-__all__ = ["ConfidenceInterval", "variance", "variance_estimate"]
-
-
-@dataclass(frozen=True)
-class ConfidenceInterval:
-    """Lower and upper bounds of a confidence interval.
-
-    Attributes
-    ----------
-    low, high : float or ndarray
-        The bounds; arrays (one entry per k, say) when the interval was
-        computed for several quantities at once.
-    """
-
-    low: float | np.ndarray
-    high: float | np.ndarray
+__all__ = ["leading_variance", "variance", "variance_estimate"]
 
 
 # --------------------------------------------------------------------------- #
 # input validation
 # --------------------------------------------------------------------------- #
 def _variance_iv(n, k, p, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    if method not in ("exact", "asymptotic"):
-        raise ValueError(f"`method` must be 'exact' or 'asymptotic'; got method={method!r}.")
-    n_arr = _int_array(n, "n")
-    k_arr = _int_array(k, "k")
-    p_arr = _probability_array(p, "p")
+    as_choice(method, "method", ("exact", "asymptotic"))
+    n_arr = as_int_array(n, "n")
+    k_arr = as_int_array(k, "k")
+    p_arr = as_probabilities(p, "p")
     if p_arr.size == 0:
         raise ValueError("`p` is empty; pass at least one probability.")
-    n_arr, k_arr, p_arr = _broadcast_iv(n=n_arr, k=k_arr, p=p_arr)
+    n_arr, k_arr, p_arr = broadcast_named(n=n_arr, k=k_arr, p=p_arr)
     if (k_arr < 1).any():
         raise ValueError(f"`k` must be at least 1; got k={int(k_arr[k_arr < 1].ravel()[0])}.")
     over = k_arr > n_arr
@@ -75,7 +60,25 @@ def _log_factorials(m: int) -> np.ndarray:
     return np.array([lgamma(i + 1.0) for i in range(m + 1)])
 
 
-def variance(n, k, p, method: str = "exact"):
+def leading_variance(k, p):
+    r"""The leading term of the variance, per sample: :math:`\sigma^2 = k^2 p (1-p)^{2k-1}`.
+
+    One problem's estimate from n samples has variance about
+    :math:`\sigma^2 / n` when :math:`n \gg k^2` (``variance(..., method="asymptotic")``),
+    and :func:`passatk.plan_comparison` plans with it.  The kernel behind
+    both; it trusts its inputs.
+
+    Examples
+    --------
+    >>> from passatk.uncertainty import leading_variance
+    >>> round(leading_variance(8, 0.3) / 200, 6)
+    0.000456
+    """
+    return k**2 * p * (1.0 - p) ** (2 * k - 1)
+
+
+@options(positional=("method",))
+def variance(n, k, p, *, method: str = "exact"):
     r"""Variance of the unbiased pass@k estimator of one problem with success probability ``p``.
 
     .. math::
@@ -146,7 +149,7 @@ def variance(n, k, p, method: str = "exact"):
     """
     n_arr, k_arr, p_arr = _variance_iv(n, k, p, method)
     if method == "asymptotic":
-        out = k_arr**2 * p_arr * (1.0 - p_arr) ** (2 * k_arr - 1) / n_arr
+        out = leading_variance(k_arr, p_arr) / n_arr
     else:
         logfact = _log_factorials(int(n_arr.max()))
 
@@ -225,9 +228,9 @@ def variance_estimate(n, c, k):
     >>> variance_estimate(6, 2, [3, 4])
     array([0.04,  nan])
     """
-    n_arr, c_arr = _counts_iv(n, c)
-    ks, scalar_k = _ks_iv(k)
-    _check_k_le_n(n_arr, ks, None)
+    n_arr, c_arr = as_counts(n, c)
+    ks, scalar_k = as_ks(k)
+    require_k_le_n(n_arr, ks, None)
     flat_n, flat_c = n_arr.ravel(), c_arr.ravel()
     out = np.full((flat_n.size, ks.size), np.nan)
     both = np.concatenate([ks, 2 * ks])
@@ -237,7 +240,7 @@ def variance_estimate(n, c, k):
         if not usable.any():
             continue
         m = both[np.concatenate([usable, usable])]
-        u = 1.0 - _pass_table_lookup(flat_n[rows], flat_c[rows], m)  # U_m(c) for the usable k, then 2k
+        u = 1.0 - pass_table_lookup(flat_n[rows], flat_c[rows], m)  # U_m(c) for the usable k, then 2k
         half = usable.sum()
         out[np.ix_(rows, usable)] = np.maximum(u[:, :half] ** 2 - u[:, half:], 0.0)
     one = (ks == 1) & (flat_n[:, None] >= 2)  # k = 1 in closed form, free of cancellation

@@ -8,10 +8,9 @@ from itertools import combinations
 
 import numpy as np
 
-from passatk._summary import _level_iv, _num, _quantile
-from passatk.estimators import _ks_iv
+from passatk._validation import as_ks, as_level, as_results, options, shared_problems
 from passatk.results import Results
-from passatk.uncertainty import ConfidenceInterval
+from passatk.uncertainty._common import ConfidenceInterval, json_number, quantile
 
 __all__ = ["Comparison", "compare", "compare_all", "holm"]
 
@@ -28,8 +27,9 @@ class Comparison:
         The k values; every array below has one entry per k.
     problems : int
         Problems both models were run on; only these are compared.
-    only_a, only_b : tuple of str
-        Task ids present for one model only: reported, excluded.
+    only_in_a, only_in_b : tuple of str
+        Task ids present for one model only: reported, excluded (``only_a``
+        and ``only_b`` are aliases).
     estimate_a, estimate_b : ndarray
         pass@k of each model on the shared problems.
     difference : ndarray
@@ -61,7 +61,8 @@ class Comparison:
 
     Methods
     -------
-    confidence_interval(confidence_level=0.95)
+    confidence_interval(level=0.95)
+        The paired t interval at another level (alias ``confidence_level``).
     to_dict()
         The ``passatk compare --json`` record.
     """
@@ -70,8 +71,8 @@ class Comparison:
     name_b: str
     ks: tuple[int, ...]
     problems: int
-    only_a: tuple[str, ...]
-    only_b: tuple[str, ...]
+    only_in_a: tuple[str, ...]
+    only_in_b: tuple[str, ...]
     estimate_a: np.ndarray
     estimate_b: np.ndarray
     difference: np.ndarray
@@ -86,10 +87,21 @@ class Comparison:
     task_ids: np.ndarray = field(default=None, repr=False)
     per_problem: np.ndarray = field(default=None, repr=False)
 
-    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
+    @property
+    def only_a(self) -> tuple[str, ...]:
+        """Alias of :attr:`only_in_a`."""
+        return self.only_in_a
+
+    @property
+    def only_b(self) -> tuple[str, ...]:
+        """Alias of :attr:`only_in_b`."""
+        return self.only_in_b
+
+    @options()
+    def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Paired t interval of the difference (N-1 degrees of freedom)."""
-        confidence_level = _level_iv(confidence_level, "confidence_level")
-        half = _quantile(confidence_level, "t", self.problems - 1) * self.se
+        level = as_level(level)
+        half = quantile(level, "t", self.problems - 1) * self.se
         return ConfidenceInterval(self.difference - half, self.difference + half)
 
     def to_dict(self) -> dict:
@@ -97,25 +109,25 @@ class Comparison:
         per_k = {}
         for j, k in enumerate(self.ks):
             rec = {
-                "a": _num(self.estimate_a[j]),
-                "b": _num(self.estimate_b[j]),
-                "difference": _num(self.difference[j]),
-                "se": _num(self.se[j]),
-                "ci": [_num(self.ci.low[j]), _num(self.ci.high[j])],
-                "p_value": _num(self.p_value[j]),
+                "a": json_number(self.estimate_a[j]),
+                "b": json_number(self.estimate_b[j]),
+                "difference": json_number(self.difference[j]),
+                "se": json_number(self.se[j]),
+                "ci": [json_number(self.ci.low[j]), json_number(self.ci.high[j])],
+                "p_value": json_number(self.p_value[j]),
                 "test": self.test[j],
-                "se_unpaired": _num(self.se_unpaired[j]),
-                "correlation": _num(self.correlation[j]),
+                "se_unpaired": json_number(self.se_unpaired[j]),
+                "correlation": json_number(self.correlation[j]),
             }
             if self.p_value_holm is not None:
-                rec["p_value_holm"] = _num(self.p_value_holm[j])
+                rec["p_value_holm"] = json_number(self.p_value_holm[j])
             per_k[str(k)] = rec
         return {
             "a": self.name_a,
             "b": self.name_b,
             "problems": self.problems,
-            "only_in_a": list(self.only_a),
-            "only_in_b": list(self.only_b),
+            "only_in_a": list(self.only_in_a),
+            "only_in_b": list(self.only_in_b),
             "level": self.level,
             "pass_at_k": per_k,
         }
@@ -156,7 +168,8 @@ def _estimates(res: Results, ks: np.ndarray) -> np.ndarray:
         raise ValueError(f"model {res.name!r}: {exc}") from None
 
 
-def compare(a: Results, b: Results, ks: int | Sequence[int], level: float = 0.95) -> Comparison:
+@options(positional=("level",))
+def compare(a: Results, b: Results, ks: int | Sequence[int], *, level: float = 0.95) -> Comparison:
     r"""Paired comparison of pass@k of two models on the problems both were run on.
 
     With :math:`d_i = \hat\rho_{A,i} - \hat\rho_{B,i}` on the N shared problems,
@@ -177,6 +190,7 @@ def compare(a: Results, b: Results, ks: int | Sequence[int], level: float = 0.95
     ks : int or sequence of int
         The k values (each ``<= n`` of every shared problem of both models).
     level : float, default 0.95
+        Confidence level of ``ci`` (``confidence_level=`` is an alias).
 
     Returns
     -------
@@ -197,8 +211,8 @@ def compare(a: Results, b: Results, ks: int | Sequence[int], level: float = 0.95
 
     Notes
     -----
-    Problems present for one model only are listed in ``only_a`` /
-    ``only_b`` and left out; nothing is matched by position.  The p-value is
+    Problems present for one model only are listed in ``only_in_a`` /
+    ``only_in_b`` and left out; nothing is matched by position.  The p-value is
     the paired t test with N-1 degrees of freedom; the per-problem
     differences already contain each model's sampling noise, so the test is
     about the population of problems, like :func:`passatk.summarize`'s
@@ -220,30 +234,20 @@ def compare(a: Results, b: Results, ks: int | Sequence[int], level: float = 0.95
     >>> a = Results.from_counts(["p1", "p2", "p3", "p4"], [10] * 4, [9, 5, 2, 0], name="A")
     >>> b = Results.from_counts(["p1", "p2", "p3", "p5"], [10] * 4, [7, 4, 0, 1], name="B")
     >>> cmp = compare(a, b, 1)
-    >>> cmp.problems, cmp.only_a, cmp.only_b
+    >>> cmp.problems, cmp.only_in_a, cmp.only_in_b
     (3, ('p4',), ('p5',))
     >>> round(float(cmp.difference[0]), 4), round(float(cmp.se[0]), 4), round(float(cmp.se_unpaired[0]), 4)
     (0.1667, 0.0333, 0.2867)
     """
-    for name, r in (("a", a), ("b", b)):
-        if not isinstance(r, Results):
-            raise TypeError(f"`{name}` must be a passatk.Results (see passatk.load_results); got {type(r).__name__}.")
-    level = _level_iv(level)
-    ks_arr, _ = _ks_iv(ks)
-    ids_b = set(b.task_ids.tolist())
-    ids_a = set(a.task_ids.tolist())
-    shared = [t for t in a.task_ids.tolist() if t in ids_b]
-    if len(shared) < 2:
-        raise ValueError(
-            f"models {a.name!r} and {b.name!r} share {len(shared)} problem(s); a paired comparison needs at least 2 "
-            "(are the task ids spelled the same way in both files?)."
-        )
-    sa, sb = a.subset(shared), b.subset(shared)
+    as_results(a, "a"), as_results(b, "b")
+    level = as_level(level)
+    ks_arr, _ = as_ks(ks)
+    sa, sb, only_in_a, only_in_b = shared_problems(a, b, at_least=2)
     xa, xb = _estimates(sa, ks_arr), _estimates(sb, ks_arr)
     d = xa - xb
-    big_n = len(shared)
+    big_n = len(sa)
     se = d.std(axis=0, ddof=1) / np.sqrt(big_n)
-    half = _quantile(level, "t", big_n - 1) * se
+    half = quantile(level, "t", big_n - 1) * se
     diff = d.mean(axis=0)
     p = _paired_t_p(diff, se, big_n - 1)
     tests = ["paired t"] * ks_arr.size
@@ -257,8 +261,8 @@ def compare(a: Results, b: Results, ks: int | Sequence[int], level: float = 0.95
         name_b=b.name,
         ks=tuple(int(k) for k in ks_arr),
         problems=big_n,
-        only_a=tuple(t for t in a.task_ids.tolist() if t not in ids_b),
-        only_b=tuple(t for t in b.task_ids.tolist() if t not in ids_a),
+        only_in_a=only_in_a,
+        only_in_b=only_in_b,
         estimate_a=xa.mean(axis=0),
         estimate_b=xb.mean(axis=0),
         difference=diff,
@@ -269,7 +273,7 @@ def compare(a: Results, b: Results, ks: int | Sequence[int], level: float = 0.95
         p_value=p,
         test=tuple(tests),
         level=level,
-        task_ids=np.asarray(shared),
+        task_ids=sa.task_ids,
         per_problem=d,
     )
 
@@ -289,7 +293,7 @@ def holm(p_values) -> np.ndarray:
 
     Examples
     --------
-    >>> from passatk._compare import holm
+    >>> from passatk.uncertainty import holm
     >>> holm([0.01, 0.04, 0.03]).tolist()
     [0.03, 0.06, 0.06]
     """
@@ -302,7 +306,8 @@ def holm(p_values) -> np.ndarray:
     return out
 
 
-def compare_all(models: Mapping[str, Results], ks: int | Sequence[int], level: float = 0.95) -> list[Comparison]:
+@options(positional=("level",))
+def compare_all(models: Mapping[str, Results], ks: int | Sequence[int], *, level: float = 0.95) -> list[Comparison]:
     """Every pair of several models (:func:`compare`), with Holm-adjusted p-values.
 
     Pairs follow the order of ``models`` (first against second, first
@@ -328,6 +333,6 @@ def compare_all(models: Mapping[str, Results], ks: int | Sequence[int], level: f
     if len(models) < 2:
         raise ValueError(f"comparing needs at least 2 models; got {len(models)} ({', '.join(models) or 'none'}).")
     names = list(combinations(models, 2))
-    pairs = [compare(models[x], models[y], ks, level) for x, y in names]
+    pairs = [compare(models[x], models[y], ks, level=level) for x, y in names]
     adjusted = np.column_stack([holm(col) for col in np.array([c.p_value for c in pairs]).T])
     return [replace(c, name_a=x, name_b=y, p_value_holm=adjusted[i]) for i, (c, (x, y)) in enumerate(zip(pairs, names))]

@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from passatk.estimators import _ks_iv
+from passatk._validation import as_choice, as_ks, as_level, as_n_resamples, as_results, as_rng, options
 from passatk.results import Results
-from passatk.uncertainty import ConfidenceInterval, variance_estimate
+from passatk.uncertainty._bootstrap import bca_interval, percentile_interval, resampled_means, unit_sums
+from passatk.uncertainty._common import ConfidenceInterval, json_number, quantile
+from passatk.uncertainty._variance import variance_estimate
 
 __all__ = ["Summary", "summarize", "METHODS", "TARGETS"]
 
@@ -18,17 +20,10 @@ TARGETS = ("population", "fixed")
 
 
 # --------------------------------------------------------------------------- #
-# validation helpers, shared with the comparison module
+# validation of the options
 # --------------------------------------------------------------------------- #
-def _level_iv(level, name: str = "level") -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or not 0 < level < 1:
-        raise ValueError(f"`{name}` must be a number strictly between 0 and 1, e.g. 0.95; got {name}={level!r}.")
-    return float(level)
-
-
 def _method_iv(method, target: str, clustered: bool = False) -> str:
-    if method not in METHODS:
-        raise ValueError(f"`method` must be one of {', '.join(map(repr, METHODS))}; got method={method!r}.")
+    as_choice(method, "method", METHODS)
     if method == "wilson" and clustered:
         raise ValueError("method='wilson' assumes independent problems; with `cluster` use 't' or a bootstrap.")
     if target == "fixed":
@@ -62,49 +57,35 @@ def _cluster_iv(cluster, task_ids: np.ndarray) -> np.ndarray | None:
     return rank[codes.ravel()]  # clusters numbered in order of first appearance
 
 
-def _quantile(confidence_level: float, method: str, df: int) -> float:
-    """Two-sided critical value: Student t with ``df`` degrees of freedom, or normal."""
-    from scipy import stats
-
-    upper = 0.5 + confidence_level / 2
-    return float(stats.norm.ppf(upper) if method == "normal" else stats.t.ppf(upper, df))
-
-
-def _wilson(estimate: np.ndarray, big_n: int, confidence_level: float) -> ConfidenceInterval:
+# --------------------------------------------------------------------------- #
+# kernels on a (N, K) matrix of per-problem values
+# --------------------------------------------------------------------------- #
+def _wilson(estimate: np.ndarray, big_n: int, level: float) -> ConfidenceInterval:
     r"""All :math:`\mu` with :math:`(\bar x-\mu)^2 \le z^2\mu(1-\mu)/N`: the Wilson score interval.
 
     Valid for the mean of any values in [0, 1], whose variance is at most
     :math:`\mu(1-\mu)`; it stays inside [0, 1] and keeps its width when every
     problem scores 0 (or 1).
     """
-    z2 = _quantile(confidence_level, "normal", 0) ** 2 / big_n
+    z2 = quantile(level, "normal", 0) ** 2 / big_n
     centre = (estimate + z2 / 2) / (1 + z2)
     half = np.sqrt(z2 * estimate * (1 - estimate) + z2**2 / 4) / (1 + z2)
     return ConfidenceInterval(np.maximum(centre - half, 0.0), np.minimum(centre + half, 1.0))
 
 
-def _interval(summary_like: dict, confidence_level: float, method: str, n_resamples: int, seed):
+def _interval(summary_like: dict, level: float, method: str, n_resamples: int, rng):
     """The interval by ``method``, and the bootstrap distribution when there is one."""
     estimate, se = summary_like["estimate"], summary_like["se"]
     if method in ("percentile", "bca"):
-        rng = np.random.default_rng(seed)
-        return _bootstrap(summary_like["values"], summary_like["codes"], confidence_level, method, n_resamples, rng)
+        values, codes = summary_like["values"], summary_like["codes"]
+        dist = resampled_means(values, codes, n_resamples, as_rng(rng))
+        if method == "percentile":
+            return percentile_interval(dist, level), dist
+        return bca_interval(values, codes, dist, level), dist
     if method == "wilson":
-        return _wilson(estimate, summary_like["values"].shape[0], confidence_level), None
-    crit = _quantile(confidence_level, method, summary_like["df"])
+        return _wilson(estimate, summary_like["values"].shape[0], level), None
+    crit = quantile(level, method, summary_like["df"])
     return ConfidenceInterval(np.clip(estimate - crit * se, 0.0, 1.0), np.clip(estimate + crit * se, 0.0, 1.0)), None
-
-
-# --------------------------------------------------------------------------- #
-# kernels on a (N, K) matrix of per-problem values
-# --------------------------------------------------------------------------- #
-def _unit_sums(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Per resampling unit (problem or cluster): the sum of values (G, K) and the size (G,)."""
-    if codes is None:
-        return values, np.ones(values.shape[0])
-    sums = np.zeros((int(codes.max()) + 1, values.shape[1]))
-    np.add.at(sums, codes, values)
-    return sums, np.bincount(codes).astype(np.float64)
 
 
 def _robust_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray, int]:
@@ -116,53 +97,9 @@ def _robust_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray
     gives back :math:`S/\sqrt N`.
     """
     resid = values - values.mean(axis=0)
-    sums, _ = _unit_sums(resid, codes)
+    sums, _ = unit_sums(resid, codes)
     g = sums.shape[0]
     return np.sqrt(g / (g - 1) * (sums**2).sum(axis=0)) / values.shape[0], g - 1
-
-
-def _bootstrap(values, codes, confidence_level, method, n_resamples, rng):
-    """Percentile or BCa interval of the column means, resampling whole problems or clusters.
-
-    Returns the interval and the (n_resamples, K) bootstrap distribution.
-    """
-    from scipy import stats
-
-    sums, sizes = _unit_sums(values, codes)
-    g = sizes.size
-    dist = np.empty((n_resamples, sums.shape[1]))
-    columns = np.ascontiguousarray(sums.T)
-    step = max(1, 2**22 // g)  # resamples per chunk: bounded memory
-    for start in range(0, n_resamples, step):
-        idx = rng.integers(0, g, size=(min(step, n_resamples - start), g))  # units drawn with replacement
-        rows = slice(start, start + idx.shape[0])
-        size = g if codes is None else sizes[idx].sum(axis=1)
-        for j, col in enumerate(columns):  # one 1-D gather per k: faster than a 3-D one
-            dist[rows, j] = np.take(col, idx).sum(axis=1) / size
-    tail = (1 - confidence_level) / 2
-    if method == "percentile":
-        lo, hi = np.quantile(dist, [tail, 1 - tail], axis=0)
-        return ConfidenceInterval(lo, hi), dist
-    # BCa (Efron 1987): bias from the share of resamples below the estimate,
-    # acceleration from the leave-one-unit-out jackknife.
-    theta = values.mean(axis=0)
-    tie = np.abs(dist - theta) <= 1e-12  # resampled means equal to the estimate up to rounding
-    below = ((dist < theta) & ~tie).sum(axis=0) / n_resamples + 0.5 * tie.sum(axis=0) / n_resamples
-    z0 = stats.norm.ppf(below)
-    jack = (sums.sum(axis=0) - sums) / (sizes.sum() - sizes)[:, None]
-    d = jack.mean(axis=0) - jack
-    with np.errstate(invalid="ignore", divide="ignore"):
-        accel = (d**3).sum(axis=0) / (6.0 * ((d**2).sum(axis=0)) ** 1.5)
-    accel = np.nan_to_num(accel)
-    lo, hi = np.empty_like(theta), np.empty_like(theta)
-    for j in range(theta.size):
-        if np.ptp(dist[:, j]) == 0:  # every resample equal: nothing to adjust
-            lo[j] = hi[j] = dist[0, j]
-            continue
-        z = stats.norm.ppf([tail, 1 - tail])
-        adj = stats.norm.cdf(z0[j] + (z0[j] + z) / (1 - accel[j] * (z0[j] + z)))
-        lo[j], hi[j] = np.quantile(dist[:, j], adj)
-    return ConfidenceInterval(lo, hi), dist
 
 
 # --------------------------------------------------------------------------- #
@@ -209,8 +146,8 @@ class Summary:
 
     Methods
     -------
-    confidence_interval(confidence_level=0.95, method=None)
-        The interval at another level or by another method.
+    confidence_interval(level=0.95, *, method=None)
+        The interval at another level or by another method (``confidence_level`` is an alias of ``level``).
     to_dict()
         The ``passatk score --json`` record.
     """
@@ -232,15 +169,16 @@ class Summary:
     bootstrap_distribution: np.ndarray | None = field(default=None, repr=False)
     _codes: np.ndarray | None = field(default=None, repr=False)
     _n_resamples: int = field(default=2000, repr=False)
-    _seed: object = field(default=None, repr=False)
+    _rng: object = field(default=None, repr=False)
 
-    def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
-        """The interval of ``estimate`` at ``confidence_level`` by ``method`` (default: this summary's).
+    @options(positional=("method",))
+    def confidence_interval(self, level: float = 0.95, *, method: str | None = None) -> ConfidenceInterval:
+        """The interval of ``estimate`` at ``level`` by ``method`` (default: this summary's).
 
-        Bootstrap methods reuse the seed given to :func:`summarize`, so the
-        same call gives the same interval.
+        Bootstrap methods reuse the ``rng`` seed given to :func:`summarize`,
+        so the same call gives the same interval.
         """
-        confidence_level = _level_iv(confidence_level, "confidence_level")
+        level = as_level(level)
         method = _method_iv(self.method if method is None else method, self.target, self._codes is not None)
         parts = {
             "estimate": self.estimate,
@@ -249,7 +187,7 @@ class Summary:
             "codes": self._codes,
             "df": (self.clusters or self.problems) - 1,
         }
-        return _interval(parts, confidence_level, method, self._n_resamples, self._seed)[0]
+        return _interval(parts, level, method, self._n_resamples, self._rng)[0]
 
     def to_dict(self) -> dict:
         """The ``--json`` record: problems, samples and, per k, estimate, se, ci and the variance split."""
@@ -261,35 +199,31 @@ class Summary:
             "target": self.target,
             "pass_at_k": {
                 str(k): {
-                    "estimate": _num(self.estimate[j]),
-                    "se": _num(self.se[j]),
-                    "ci": [_num(self.ci.low[j]), _num(self.ci.high[j])],
-                    "var_between": _num(self.var_between[j]),
-                    "var_within": _num(self.var_within[j]),
+                    "estimate": json_number(self.estimate[j]),
+                    "se": json_number(self.se[j]),
+                    "ci": [json_number(self.ci.low[j]), json_number(self.ci.high[j])],
+                    "var_between": json_number(self.var_between[j]),
+                    "var_within": json_number(self.var_within[j]),
                 }
                 for j, k in enumerate(self.ks)
             },
         }
 
 
-def _num(x) -> float | None:
-    """A float for JSON, None for NaN."""
-    return None if np.isnan(x) else float(x)
-
-
 # --------------------------------------------------------------------------- #
 # public function
 # --------------------------------------------------------------------------- #
+@options(positional=("level",))
 def summarize(
     results: Results,
     ks: int | Sequence[int],
-    level: float = 0.95,
     *,
+    level: float = 0.95,
     method: str = "t",
     target: str = "population",
     cluster: Sequence | Mapping | None = None,
     n_resamples: int = 2000,
-    seed: int | np.random.Generator | None = None,
+    rng: int | np.random.Generator | None = None,
 ) -> Summary:
     r"""Benchmark pass@k for each k with its standard error, confidence interval and variance split.
 
@@ -312,7 +246,7 @@ def summarize(
     ks : int or sequence of int
         The k values, each ``<= n`` of every problem.
     level : float, default 0.95
-        Confidence level of the interval.
+        Confidence level of the interval (``confidence_level=`` is an alias).
     method : {"t", "normal", "wilson", "percentile", "bca"}, default "t"
         ``"t"``: Student t with N-1 degrees of freedom (G-1 with clusters);
         ``"normal"``: z (always, for the fixed target); ``"wilson"``: the
@@ -328,8 +262,8 @@ def summarize(
         cluster-robust (CR1) and bootstraps resample clusters.
     n_resamples : int, default 2000
         Bootstrap resamples.
-    seed : int or numpy.random.Generator, optional
-        Seeds the bootstrap; global numpy state is never used.
+    rng : int or numpy.random.Generator, optional
+        Seeds the bootstrap (``seed=`` is an alias); global numpy state is never used.
 
     Returns
     -------
@@ -397,15 +331,12 @@ def summarize(
     >>> round(float(ci.low[0]), 4), round(float(ci.high[0]), 4)
     (0.0, 0.9446)
     """
-    if not isinstance(results, Results):
-        raise TypeError(f"`results` must be a passatk.Results (see passatk.load_results); got {type(results).__name__}.")
-    if target not in TARGETS:
-        raise ValueError(f"`target` must be 'population' or 'fixed'; got target={target!r}.")
-    level = _level_iv(level)
+    as_results(results)
+    as_choice(target, "target", TARGETS)
+    level = as_level(level)
     method = _method_iv(method, target, cluster is not None)
-    ks_arr, _ = _ks_iv(ks)
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 100:
-        raise ValueError(f"`n_resamples` must be an integer >= 100; got n_resamples={n_resamples!r}.")
+    ks_arr, _ = as_ks(ks)
+    n_resamples = as_n_resamples(n_resamples, 100)
     codes = _cluster_iv(cluster, results.task_ids)
     if target == "fixed" and codes is not None:
         raise ValueError("`cluster` only applies to target='population'; the fixed target has no between-problem noise.")
@@ -434,7 +365,7 @@ def summarize(
     var_between = np.maximum(spread_se**2 - var_within, 0.0)
     se = np.sqrt(var_within) if target == "fixed" else spread_se
     parts = {"estimate": estimate, "se": se, "values": values, "codes": codes, "df": df}
-    ci, dist = _interval(parts, level, method, n_resamples, seed)
+    ci, dist = _interval(parts, level, method, n_resamples, rng)
     return Summary(
         ks=tuple(int(k) for k in ks_arr),
         estimate=estimate,
@@ -453,5 +384,5 @@ def summarize(
         bootstrap_distribution=dist,
         _codes=codes,
         _n_resamples=int(n_resamples),
-        _seed=seed,
+        _rng=rng,
     )

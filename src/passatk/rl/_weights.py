@@ -1,24 +1,8 @@
-r"""Pass@k-aware training signals: per-sample weights of an unbiased pass@k policy gradient.
+"""Per-sample weights of an unbiased pass@k (or max@k) policy gradient: :func:`pass_at_k_weights`.
 
-RL with verifiable rewards maximises pass@1 and tends to lower pass@k at large
-k (note 0203, "Why pass@1 and pass@k pull in different directions").  To
-optimise pass@k -- or, for real-valued rewards, max@k, the expected best of k
--- directly, sample n >= k completions per prompt and weight the score of each
-by the coefficient :math:`w_i` of an unbiased estimate of the gradient,
-
-.. math:: \widehat{\nabla J_k} = \sum_{i=1}^n w_i\,\nabla_\theta \log \pi_\theta(y_i \mid x).
-
-:func:`pass_at_k_weights` returns those :math:`w_i` for a whole batch of
-prompts at once, for numpy, torch (CPU or GPU) and jax arrays alike.
-:func:`verl_advantage_estimator` and :func:`trl_pass_at_k_advantages` put
-them in the shapes veRL and TRL expect, and :func:`k_schedule` anneals k.
-
-One family of estimators covers binary and real-valued rewards: on rewards
-in {0, 1}, max@k *is* pass@k, and every estimator below reduces to its
-binary closed form.  Binary input is recognised (bool dtype, or every value 0
-or 1) only to take an O(n) shortcut from the counts; the numbers are those
-of the general O(n log n) path, to rounding.  Nothing switches estimator on
-the values of the rewards.
+The public entry point validates once; the kernels of :mod:`passatk.rl._kernels`
+trust their inputs.  :func:`array_api`, :func:`as_estimator` and :func:`groups`
+are shared with the trainer adapters in :mod:`passatk.integrations`.
 """
 
 from __future__ import annotations
@@ -27,16 +11,10 @@ import contextlib
 
 import numpy as np
 
-from passatk import _rl_kernels
-from passatk.estimators import _ks_iv
+from passatk._validation import as_choice, as_single_k, options
+from passatk.rl import _kernels
 
-__all__ = [
-    "ESTIMATORS",
-    "k_schedule",
-    "pass_at_k_weights",
-    "trl_pass_at_k_advantages",
-    "verl_advantage_estimator",
-]
+__all__ = ["ESTIMATORS", "array_api", "as_estimator", "groups", "pass_at_k_weights"]
 
 #: Names accepted by ``estimator``; the first is the default.
 ESTIMATORS = ("loo_minus_one", "loo", "unbiased", "chen")
@@ -45,7 +23,7 @@ ESTIMATORS = ("loo_minus_one", "loo", "unbiased", "chen")
 # --------------------------------------------------------------------------- #
 # input validation (once, at the public boundary)
 # --------------------------------------------------------------------------- #
-def _array_api():
+def array_api():
     try:
         import array_api_compat
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -62,16 +40,9 @@ def _to_host(aac, x) -> np.ndarray:
     return np.asarray(x)
 
 
-def _k_iv(k) -> int:
-    if isinstance(k, bool) or np.ndim(k) != 0:
-        raise TypeError(f"`k` must be a single integer; got k={k!r}.")
-    return int(_ks_iv(k)[0][0])
-
-
-def _estimator_iv(estimator) -> str:
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"`estimator` must be one of {', '.join(map(repr, ESTIMATORS))}; got estimator={estimator!r}.")
-    return estimator
+def as_estimator(estimator) -> str:
+    """One of :data:`ESTIMATORS`, or a ValueError listing them."""
+    return as_choice(estimator, "estimator", ESTIMATORS)
 
 
 def _first_index(mask: np.ndarray):
@@ -121,7 +92,7 @@ def _rewards_iv(aac, rewards, flat: bool, estimator: str):
     return rewards, xp, kind, binary
 
 
-def _groups_iv(aac, index, size: int):
+def groups(aac, index, size: int):
     """Group labels, the group number of each sample and the group sizes, all on the host."""
     labels = _to_host(aac, index) if aac.is_array_api_obj(index) else np.asarray(index)
     if labels.ndim != 1 or labels.shape[0] != size:
@@ -172,7 +143,8 @@ def _float64(aac, rewards):
 # --------------------------------------------------------------------------- #
 # public API
 # --------------------------------------------------------------------------- #
-def pass_at_k_weights(rewards, k, estimator="loo_minus_one", index=None):
+@options(positional=("estimator", "index"))
+def pass_at_k_weights(rewards, k, *, estimator="loo_minus_one", index=None):
     r"""Per-sample weights of an unbiased policy gradient of pass@k (binary) or max@k (real rewards).
 
     For one prompt with rewards :math:`g_1, \dots, g_n` of n i.i.d. samples,
@@ -291,9 +263,9 @@ def pass_at_k_weights(rewards, k, estimator="loo_minus_one", index=None):
     >>> pass_at_k_weights([1, 0, 0, 1, 0], k=2, index=["a", "a", "b", "b", "b"]).round(4)
     array([1.    , 0.    , 0.    , 0.6667, 0.    ])
     """
-    aac = _array_api()
-    k = _k_iv(k)
-    estimator = _estimator_iv(estimator)
+    aac = array_api()
+    k = as_single_k(k)
+    estimator = as_estimator(estimator)
     rewards, xp, kind, binary = _rewards_iv(aac, rewards, index is not None, estimator)
     device = aac.device(rewards)
     out_dtype = rewards.dtype
@@ -304,15 +276,15 @@ def pass_at_k_weights(rewards, k, estimator="loo_minus_one", index=None):
         if binary:
             correct = block if kind == "bool" else block == 1
             counts = _to_host(aac, xp.sum(xp.astype(correct, xp.int64), axis=1))
-            return _rl_kernels.binary_weights(xp, correct, counts, k, estimator, device)
-        return _rl_kernels.sorted_weights(xp, xp.astype(block, xp.float64), k, estimator, device)
+            return _kernels.binary_weights(xp, correct, counts, k, estimator, device)
+        return _kernels.sorted_weights(xp, xp.astype(block, xp.float64), k, estimator, device)
 
     if index is None:
         _check_group_size(int(rewards.shape[1]), k, estimator, "every prompt")
         with _float64(aac, rewards):
             return xp.astype(weights_of(rewards), out_dtype)
 
-    labels, group, sizes = _groups_iv(aac, index, int(rewards.shape[0]))
+    labels, group, sizes = groups(aac, index, int(rewards.shape[0]))
     smallest = int(np.argmin(sizes))
     label = labels[smallest]
     _check_group_size(int(sizes[smallest]), k, estimator, f"group {getattr(label, 'tolist', lambda: label)()!r}")
@@ -328,163 +300,3 @@ def pass_at_k_weights(rewards, k, estimator="loo_minus_one", index=None):
             start = stop
         back = xp.asarray(np.argsort(order), device=device)
         return xp.astype(xp.take(xp.concat(parts), back), out_dtype)
-
-
-def trl_pass_at_k_advantages(rewards, num_generations, k, estimator="loo_minus_one"):
-    r"""Pass@k advantages for a TRL-style flat batch of ``prompts * num_generations`` rewards.
-
-    TRL's ``GRPOTrainer`` lays the completions of each prompt out
-    consecutively and computes advantages from the gathered rewards with
-    ``rewards.view(-1, num_generations)``.  This does the same reshape,
-    computes :func:`pass_at_k_weights` per prompt and returns
-    ``num_generations * w`` flattened back -- the per-sample scale of a loss
-    that averages over completions (at k = 1 with ``"loo_minus_one"``, the
-    RLOO advantage :math:`g_i - \bar g_{-i}`).
-
-    Parameters
-    ----------
-    rewards : array, shape (prompts * num_generations,)
-        Flat rewards, each prompt's ``num_generations`` completions together.
-    num_generations : int
-        Completions per prompt (TRL's ``num_generations``, GRPO's G).
-    k, estimator
-        As in :func:`pass_at_k_weights`.
-
-    Returns
-    -------
-    array, shape (prompts * num_generations,)
-        Same library, device and dtype rules as :func:`pass_at_k_weights`.
-
-    Raises
-    ------
-    ValueError
-        If the batch is not a whole number of groups (rather than silently
-        treating it as one group), or as :func:`pass_at_k_weights`.
-
-    Examples
-    --------
-    >>> from passatk.rl import trl_pass_at_k_advantages
-    >>> trl_pass_at_k_advantages([1.0, 0.0, 0.0, 0.0, 1.0, 1.0], num_generations=3, k=1)
-    array([ 1. , -0.5, -0.5, -1. ,  0.5,  0.5])
-    """
-    aac = _array_api()
-    if isinstance(num_generations, bool) or not isinstance(num_generations, (int, np.integer)) or num_generations < 1:
-        raise ValueError(f"`num_generations` must be a positive integer; got num_generations={num_generations!r}.")
-    if not aac.is_array_api_obj(rewards):
-        rewards = np.asarray(rewards)
-    xp = aac.array_namespace(rewards)
-    if rewards.ndim != 1 or rewards.shape[0] % num_generations:
-        raise ValueError(
-            f"`rewards` must be flat with a whole number of groups of num_generations={num_generations}; "
-            f"got shape {tuple(rewards.shape)}."
-        )
-    weights = pass_at_k_weights(xp.reshape(rewards, (-1, int(num_generations))), k, estimator)
-    return xp.reshape(weights * num_generations, (-1,))
-
-
-def verl_advantage_estimator(k, estimator="loo_minus_one"):
-    r"""A veRL advantage estimator computing pass@k advantages.
-
-    The returned function has veRL's advantage-estimator signature,
-    ``fn(token_level_rewards, response_mask, index, config=None, **kwargs)
-    -> (advantages, returns)``: the score of each response is
-    ``token_level_rewards.sum(-1)``, responses are grouped by ``index``
-    (veRL's ``uid``; groups may differ in size), and each response's
-    advantage ``n_group * w_i`` (see :func:`pass_at_k_weights`) is broadcast
-    over its tokens and masked by ``response_mask``.  ``returns`` equals
-    ``advantages``, as for veRL's outcome-level estimators.  veRL's own
-    ``epsilon`` and ``norm_adv_by_std_in_grpo`` are accepted and ignored:
-    dividing by a group's standard deviation would bias the gradient.
-
-    Register it under a name and select it in the config::
-
-        from verl.trainer.ppo.core_algos import register_adv_est
-        from passatk.rl import verl_advantage_estimator
-
-        register_adv_est("pass_at_k")(verl_advantage_estimator(k=8))
-        # then: algorithm.adv_estimator=pass_at_k
-
-    Parameters
-    ----------
-    k, estimator
-        As in :func:`pass_at_k_weights`, checked here, when the estimator is built.
-
-    Returns
-    -------
-    callable
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from passatk.rl import verl_advantage_estimator
-    >>> fn = verl_advantage_estimator(k=1)
-    >>> rewards = np.array([[0.0, 1.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
-    >>> adv, ret = fn(rewards, np.ones((4, 2)), np.array(["q1", "q1", "q2", "q2"], dtype=object))
-    >>> adv[:, 1]
-    array([ 1., -1.,  1., -1.])
-    """
-    k = _k_iv(k)
-    estimator = _estimator_iv(estimator)
-
-    def pass_at_k_advantage(token_level_rewards, response_mask, index, config=None, **kwargs):
-        aac = _array_api()
-        xp = aac.array_namespace(token_level_rewards, response_mask)
-        scores = xp.sum(token_level_rewards, axis=-1)
-        weights = pass_at_k_weights(scores, k, estimator, index=index)
-        _, group, sizes = _groups_iv(aac, index, int(scores.shape[0]))
-        per_sample = xp.asarray(sizes[group], dtype=weights.dtype, device=aac.device(weights))
-        advantages = (weights * per_sample)[:, None] * xp.astype(response_mask, weights.dtype)
-        return advantages, advantages
-
-    pass_at_k_advantage.__qualname__ = pass_at_k_advantage.__name__ = f"pass_at_{k}_advantage_{estimator}"
-    return pass_at_k_advantage
-
-
-def k_schedule(step, *, k_start, switch_step, k_end=1, ramp_steps=0):
-    r"""The k to train with at ``step``: large early, small late.
-
-    PKPO (Walder and Karkhanis, Sec. 5.2.3) trains with a large k first, for
-    exploration and the hard problems, then with k = 1 to recover pass@1.
-    Before ``switch_step`` this returns ``k_start``; from
-    ``switch_step + ramp_steps`` on, ``k_end``.  With ``ramp_steps = 0`` (the
-    default) the switch is a step; otherwise k falls geometrically in
-    between, :math:`k = \mathrm{round}(k_{start}(k_{end}/k_{start})^t)`,
-    :math:`t = (step - switch)/ramp`, never increasing.
-
-    Parameters
-    ----------
-    step : int
-        Training step, ``>= 0``.
-    k_start, k_end : int
-        k before and after the switch, ``k_start >= k_end >= 1``.
-    switch_step, ramp_steps : int
-        Where the switch starts and how many steps it takes, both ``>= 0``.
-
-    Returns
-    -------
-    int
-
-    Examples
-    --------
-    >>> from passatk.rl import k_schedule
-    >>> [k_schedule(s, k_start=8, switch_step=100) for s in (0, 99, 100, 500)]
-    [8, 8, 1, 1]
-    >>> [k_schedule(s, k_start=16, switch_step=10, ramp_steps=4) for s in range(9, 16)]
-    [16, 16, 8, 4, 2, 1, 1]
-    """
-    for name, value, low in (("step", step, 0), ("k_start", k_start, 1), ("k_end", k_end, 1),
-                             ("switch_step", switch_step, 0), ("ramp_steps", ramp_steps, 0)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"`{name}` must be an integer; got {name}={value!r}.")
-        if value < low:
-            raise ValueError(f"`{name}` must be at least {low}; got {name}={value}.")
-    if k_end > k_start:
-        raise ValueError(
-            f"`k_end` must not exceed `k_start` (k is annealed downwards); got k_start={k_start}, k_end={k_end}."
-        )
-    if step < switch_step:
-        return int(k_start)
-    if step >= switch_step + ramp_steps:
-        return int(k_end)
-    t = (step - switch_step) / ramp_steps
-    return int(min(k_start, max(k_end, round(k_start * (k_end / k_start) ** t))))

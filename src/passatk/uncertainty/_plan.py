@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from passatk._summary import _level_iv
+from passatk._validation import as_int, as_level, as_number, shared_problems
 from passatk.results import Results
-from passatk.uncertainty import variance_estimate
+from passatk.uncertainty._variance import leading_variance, variance_estimate
 
 __all__ = ["PlanResult", "plan_comparison"]
 
@@ -78,19 +78,14 @@ class PlanResult:
 
 def _worst_case_sigma2(k: int) -> float:
     r"""max over p of :math:`k^2 p (1-p)^{2k-1}`, reached at p = 1/(2k)."""
-    p = 1.0 / (2 * k)
-    return k * k * p * (1 - p) ** (2 * k - 1)
+    return leading_variance(k, 1.0 / (2 * k))
 
 
 def _pilot_components(models: Sequence[Results], k: int) -> tuple[float, float, float | None, float]:
     """sigma2 of each model, omega2 (two models) and the one-model between-problem variance."""
     if len(models) >= 2:
-        a, b = models[0], models[1]
-        ids_b = set(b.task_ids.tolist())
-        shared = [t for t in a.task_ids.tolist() if t in ids_b]
-        if len(shared) < 2:
-            raise ValueError(f"the pilot models {a.name!r} and {b.name!r} share {len(shared)} problem(s); need at least 2.")
-        models = [a.subset(shared), b.subset(shared)]
+        a, b, _, _ = shared_problems(models[0], models[1], at_least=2, what="a two-model pilot")
+        models = [a, b]
     vals, vhats, sigma2 = [], [], []
     for m in models[:2]:
         short = m.n < 2 * k
@@ -196,27 +191,23 @@ def plan_comparison(
     >>> plan.problems.tolist(), plan.problems_floor
     ([4906, 982, 589], 546)
     """
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating)) or not 0 < delta <= 1:
-        raise ValueError(f"`delta` must be a difference in pass@k in (0, 1], e.g. 0.03; got delta={delta!r}.")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"`k` must be an integer >= 1; got k={k!r}.")
-    alpha = _level_iv(alpha, "alpha")
-    power = _level_iv(power, "power")
-    k = int(k)
+    delta = as_number(delta, "delta", 0, 1, open_low=True, rule="be a difference in pass@k in (0, 1], e.g. 0.03")
+    k = as_int(k, "k", low=1)
+    alpha = as_level(alpha, "alpha")
+    power = as_level(power, "power")
     if samples_per_problem is None:
         ns = tuple(k * m for m in (1, 2, 5, 10, 20, 50, 100))
     else:
         ns = tuple(int(x) for x in np.atleast_1d(samples_per_problem))
         if not ns or min(ns) < k:
             raise ValueError(f"`samples_per_problem` must be integers >= k={k}; got {list(ns)}.")
-    if omega is not None and not (isinstance(omega, (int, float)) and 0 <= omega <= 1):
-        raise ValueError(f"`omega` must be a number in [0, 1]; got omega={omega!r}.")
-    if not (isinstance(correlation, (int, float)) and -1 <= correlation <= 1):
-        raise ValueError(f"`correlation` must lie in [-1, 1]; got correlation={correlation!r}.")
+    if omega is not None:
+        omega = as_number(omega, "omega", 0, 1)
+    correlation = as_number(correlation, "correlation", -1, 1, rule="lie in [-1, 1]")
     if pilot is None:
-        if p is not None and not (isinstance(p, (int, float)) and 0 <= p <= 1):
-            raise ValueError(f"`p` must be a probability in [0, 1]; got p={p!r}.")
-        sigma2 = _worst_case_sigma2(k) if p is None else k * k * p * (1 - p) ** (2 * k - 1)
+        if p is not None:
+            p = as_number(p, "p", 0, 1, rule="be a probability in [0, 1]")
+        sigma2 = _worst_case_sigma2(k) if p is None else leading_variance(k, p)
         sigma2_a = sigma2_b = sigma2
         omega2 = (DEFAULT_OMEGA if omega is None else omega) ** 2
         source = (
@@ -265,5 +256,7 @@ def _pilot_iv(pilot) -> list[Results]:
         return [pilot]
     models = list(pilot.values()) if isinstance(pilot, Mapping) else list(pilot)
     if not models or not all(isinstance(m, Results) for m in models):
-        raise TypeError("`pilot` must be a Results, a sequence of Results or a mapping of name to Results.")
+        raise TypeError(
+            f"`pilot` must be a Results, a sequence of Results or a mapping of name to Results; got {pilot!r:.60}."
+        )
     return models

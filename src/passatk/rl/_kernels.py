@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from passatk.estimators import _order_weights, _pass_table_lookup
+from passatk._kernels import order_weights as _order_weights
+from passatk._kernels import pass_table_lookup as _pass_table_lookup
 
 # estimator -> (order m of the leave-one-out baseline, its scale) as functions of (n, k).
 # "unbiased" and "chen" have no baseline.  "loo_minus_one" at k = 1 has an empty
