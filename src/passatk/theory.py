@@ -510,6 +510,7 @@ def optimise_mixture(Q, k) -> MixtureResult:
         options={"ftol": 1e-16, "maxiter": 1000},
     )
     w = np.clip(solution.x, 0.0, None)
+    w = np.where(w > 1e-12 * w.max(), w, 0.0)  # SLSQP leaves ~1e-16 on strategies it dropped
     w = _polish(q, w / w.sum(), k)
     positive = w[w > 0]
     return MixtureResult(
