@@ -13,15 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from passatk import max_at_k, pass_at_k, pass_at_k_curve, pass_at_k_exact, plugin_pass_at_k
-
-
-@st.composite
-def nck(draw, max_n: int = 300):
-    """A valid (n, c, k) triple: 1 <= k <= n, 0 <= c <= n."""
-    n = draw(st.integers(1, max_n))
-    c = draw(st.integers(0, n))
-    k = draw(st.integers(1, n))
-    return n, c, k
+from strategies import nck
 
 
 def exact(n: int, c: int, k: int) -> Fraction:

@@ -13,15 +13,18 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from passatk import max_at_k, pass_at_k
-from passatk.rl import _kernels
-from passatk.rl import (
+pytest.importorskip("array_api_compat", reason="passatk.rl needs the rl extra (pip install 'passatk[rl]')")
+
+from passatk import max_at_k, pass_at_k  # noqa: E402
+from passatk.rl import (  # noqa: E402
     ESTIMATORS,
+    _kernels,
     k_schedule,
     pass_at_k_weights,
     trl_pass_at_k_advantages,
     verl_advantage_estimator,
 )
+from strategies import binary_groups  # noqa: E402
 
 
 # --------------------------------------------------------------------------- #
@@ -53,16 +56,6 @@ def binary_exact(v: list[int], k: int, estimator: str) -> list[float]:
             continue
         out.append(float(w))
     return out
-
-
-@st.composite
-def binary_groups(draw, estimator="unbiased"):
-    """One group of 0/1 rewards and a k that the estimator accepts."""
-    low = {"loo": 2, "loo_minus_one": 2}.get(estimator, 1)
-    n = draw(st.integers(low, 14))
-    v = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
-    k = draw(st.integers(1, n - 1 if estimator == "loo" else n))
-    return v, k
 
 
 # --------------------------------------------------------------------------- #

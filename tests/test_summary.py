@@ -20,6 +20,7 @@ from scipy import stats
 from scipy.special import beta as beta_fn
 
 from passatk import ConfidenceInterval, Results, Summary, load_results, pass_at_k, summarize
+from strategies import benchmarks
 
 
 def counts(c, n=10) -> Results:
@@ -218,16 +219,6 @@ def load_results_minif2f_like() -> Results:
     """A skewed benchmark: 150 problems, p ~ Beta(0.3, 2), n = 16 (fixed seed)."""
     rng = np.random.default_rng(20)
     return counts(rng.binomial(16, rng.beta(0.3, 2.0, 150)), n=16)
-
-
-@st.composite
-def benchmarks(draw):
-    """A benchmark: 2-40 problems, n in 2..30 each, any c, and a k with 2k <= min n."""
-    size = draw(st.integers(2, 40))
-    n = draw(st.lists(st.integers(2, 30), min_size=size, max_size=size))
-    c = [draw(st.integers(0, m)) for m in n]
-    k = draw(st.integers(1, min(n) // 2))
-    return Results.from_counts([f"t{i}" for i in range(size)], n, c), k
 
 
 class TestProperties:

@@ -21,15 +21,7 @@ from passatk.theory import (
     plugin_bias,
     verifier_hole_amplification,
 )
-
-
-@st.composite
-def bias_cases(draw):
-    """(n, k, p) with p a decimal of at most three places, k possibly above n."""
-    n = draw(st.integers(1, 30))
-    k = draw(st.integers(1, 40))
-    p = Fraction(draw(st.integers(0, 1000)), 1000)
-    return n, k, p
+from strategies import bias_cases
 
 
 def _bias_by_enumeration(n: int, k: int, p: Fraction) -> Fraction:

@@ -14,9 +14,9 @@ from math import comb
 import numpy as np
 import pytest
 from hypothesis import example, given
-from hypothesis import strategies as st
 
 from passatk import ConfidenceInterval, pass_at_k, variance, variance_estimate
+from strategies import nck
 
 PS = [Fraction(0), Fraction(1, 10), Fraction(1, 3), Fraction(1, 2), Fraction(7, 8), Fraction(1)]
 
@@ -30,15 +30,6 @@ def exact_variance(n: int, k: int, p: Fraction) -> Fraction:
     """Var of the estimator by summing over c ~ Binomial(n, p), in exact arithmetic."""
     second = sum(comb(n, c) * p**c * (1 - p) ** (n - c) * miss(n, c, k) ** 2 for c in range(n + 1))
     return second - (1 - p) ** (2 * k)
-
-
-@st.composite
-def n_c_k_usable(draw, max_n: int = 60):
-    """(n, c, k) with 2k <= n, where the unbiased variance estimate exists."""
-    n = draw(st.integers(2, max_n))
-    k = draw(st.integers(1, n // 2))
-    c = draw(st.integers(0, n))
-    return n, c, k
 
 
 class TestVariance:
@@ -159,7 +150,7 @@ class TestVarianceEstimate:
         assert variance_estimate(20, 0, 3) == 0.0
         assert variance_estimate(20, 20, 3) == 0.0
 
-    @given(n_c_k_usable())
+    @given(nck(60, usable=True))
     @example((2, 1, 1))
     @example((60, 59, 30))
     def test_nonnegative_and_matches_exact(self, nck):
