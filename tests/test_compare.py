@@ -16,12 +16,19 @@ from math import comb
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
-from typer.testing import CliRunner
 
-from passatk import Comparison, Results, compare, compare_all, load_results, summarize
-from passatk.uncertainty import holm
-from passatk.cli import app
+from strategies import model_pairs
+
+pytest.importorskip("typer", reason="the cli extra")
+from typer.testing import CliRunner  # noqa: E402
+
+from passatk import Comparison, Results, compare, compare_all, load_results, summarize  # noqa: E402
+from passatk.cli import app  # noqa: E402
+from passatk.report import MCNEMAR_MARK, compare_rows, score_rows  # noqa: E402
+from passatk.uncertainty import holm  # noqa: E402
 
 runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
 
@@ -162,6 +169,19 @@ class TestHolm:
         assert np.all(adj >= raw)
         assert "p_value_holm" in pairs[0].to_dict()["pass_at_k"]["4"]
 
+    @settings(max_examples=50, deadline=None)
+    @given(st.lists(st.floats(0, 1), min_size=1, max_size=12), st.data())
+    def test_monotone_in_the_raw_p_values(self, p, data):
+        """Adjusted p-values keep the order of the raw ones, lie in [p, 1], and lowering one raw p never raises any adjusted one."""
+        p = np.array(p)
+        adj = holm(p)
+        order = np.argsort(p, kind="stable")
+        assert (np.diff(adj[order]) >= 0).all() and (adj >= p).all() and (adj <= 1).all()
+        i = data.draw(st.integers(0, p.size - 1))
+        lower = p.copy()
+        lower[i] *= data.draw(st.floats(0, 1))
+        assert (holm(lower) <= adj + 1e-15).all()
+
     def test_compare_all_needs_two_models(self):
         """One model is an error naming it."""
         with pytest.raises(ValueError, match=r"at least 2 models; got 1 \(A\)"):
@@ -241,7 +261,8 @@ def test_cli_compare_livecodebench_mcnemar(shared_data, tmp_path):
     assert e["p_value"] == pytest.approx(min(1.0, 2 * 0.5**flipped), rel=1e-9)
     table = runner.invoke(app, ["compare", str(src), str(variant)])
     assert table.exit_code == 0 and f"note: 3 problem(s) only in o1-mini_codegeneration_eval_all ({', '.join(missing)})" in table.stdout
-    assert "*" in table.stdout
+    ((row, _),) = compare_rows([rec])
+    assert row[4].endswith(MCNEMAR_MARK) and row[4] in table.stdout  # the p cell is marked, and printed
 
 
 def humaneval_results(shared_data, tmp_path, name, rate, drop=0, seed=0):
@@ -266,7 +287,9 @@ def test_cli_score_and_compare_humaneval_format(shared_data, tmp_path):
     assert res.exit_code == 0, res.output
     rec = json.loads(runner.invoke(app, ["score", str(a), "-k", "1,5", "--json"]).stdout)["modelA"]
     e = rec["pass_at_k"]["1"]
-    assert rec["problems"] == 164 and f"{e['estimate']:.4f} │ {e['se']:.4f}" in res.stdout
+    label, k, estimate, se, ci, _ = score_rows({"modelA": rec})[0]
+    assert rec["problems"] == 164 and (k, estimate, se) == ("pass@1", f"{e['estimate']:.4f}", f"{e['se']:.4f}")
+    assert estimate in res.stdout and se in res.stdout
     assert f"[{e['ci'][0]:.4f}, {e['ci'][1]:.4f}]" in res.stdout and "95% CI" in res.stdout
     out = runner.invoke(app, ["compare", str(a), str(b), "-k", "1,5"])
     assert out.exit_code == 0, out.output
@@ -335,9 +358,38 @@ def test_cli_score_and_compare_real_humaneval_verdicts(codegen_runs):
         assert rec[k]["estimate"] == pytest.approx(want.estimate[j], rel=1e-12)
         assert rec[k]["ci"] == pytest.approx([want.ci.low[j], want.ci.high[j]], rel=1e-12)
     table = runner.invoke(app, ["score", str(a), "-k", "1,5"])
-    assert f"{want.estimate[0]:.4f} │ {want.se[0]:.4f}" in table.stdout
+    row = score_rows(json.loads(out.stdout))[0]
+    assert row[2:4] == (f"{want.estimate[0]:.4f}", f"{want.se[0]:.4f}") and row[2] in table.stdout and row[3] in table.stdout
     cmp = runner.invoke(app, ["compare", str(a), str(b), "-k", "1,5"])
     assert cmp.exit_code == 0, cmp.output
     assert "note: 1 problem(s) only in runA (HumanEval/7): excluded from runA - runB." in cmp.stdout
     ref = compare(ra, rb, [1, 5])
     assert f"{ref.difference[0]:+.4f} ± {ref.se[0]:.4f}" in cmp.stdout and "(7 shared)" in cmp.stdout
+
+
+class TestProperties:
+    @settings(max_examples=40, deadline=None)
+    @given(model_pairs())
+    def test_antisymmetric(self, pair):
+        """compare(b, a) is compare(a, b) with the sign of the difference flipped: same SE, p-value and shared problems."""
+        a, b, k = pair
+        ab, ba = compare(a, b, k), compare(b, a, k)
+        np.testing.assert_allclose(ba.difference, -ab.difference, atol=1e-15)
+        np.testing.assert_allclose(ba.se, ab.se, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(ba.p_value, ab.p_value, rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(ba.ci.low, -ab.ci.high, atol=1e-12)
+        assert ab.problems == ba.problems and ab.only_in_a == ba.only_in_b and ab.only_in_b == ba.only_in_a
+
+    @settings(max_examples=40, deadline=None)
+    @given(model_pairs(), st.randoms(use_true_random=False))
+    def test_invariant_to_problem_order(self, pair, random):
+        """Shuffling either model's problems changes nothing but the order of task_ids."""
+        a, b, k = pair
+        ids_a, ids_b = a.task_ids.tolist(), b.task_ids.tolist()
+        random.shuffle(ids_a), random.shuffle(ids_b)
+        ref, got = compare(a, b, k), compare(a.subset(ids_a), b.subset(ids_b), k)
+        for name in ("difference", "se", "se_unpaired", "p_value", "estimate_a", "estimate_b"):
+            np.testing.assert_allclose(getattr(got, name), getattr(ref, name), rtol=1e-10, atol=1e-14, err_msg=name)
+        assert sorted(got.task_ids.tolist()) == sorted(ref.task_ids.tolist())
+        assert set(got.only_in_a) == set(ref.only_in_a) and set(got.only_in_b) == set(ref.only_in_b)
+

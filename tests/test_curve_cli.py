@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 
-import matplotlib
+import numpy as np
+import pytest
 
+matplotlib = pytest.importorskip("matplotlib", reason="the plot extra")
+pytest.importorskip("typer", reason="the cli extra")
 matplotlib.use("Agg")
 
 import matplotlib.image  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from passatk import load_results, pass_at_k  # noqa: E402
+from passatk import curves, load_results, pass_at_k  # noqa: E402
 from passatk.cli import app  # noqa: E402
+from passatk.report import curve_cells  # noqa: E402
 
 runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
 
@@ -36,8 +38,10 @@ def test_table_has_every_k_and_the_crossing(two_files):
     out = runner.invoke(app, ["curve", *map(str, two_files)])
     assert out.exit_code == 0, out.output
     assert "pass@k curve (estimate [95% CI])" in out.output
-    for k in (1, 2, 4, 8, 16):
-        assert f"│ {k:>2} │" in out.output
+    cells = curve_cells(curves(load_results(list(two_files))))
+    assert list(cells) == [1, 2, 4, 8, 16]
+    for row in cells.values():
+        assert set(row) == {"focused", "diverse"} and all(cell in out.output for cell in row.values())
     assert "focused leads diverse at k = 1; diverse overtakes it at k = 5" in out.output
 
 
@@ -69,7 +73,10 @@ def test_extrapolation_is_marked_model_based(two_files):
     """--extrapolate-to adds starred, model-based rows up to the target k; JSON keeps them under beyond_n."""
     out = runner.invoke(app, ["curve", str(two_files[1]), "--extrapolate-to", "100"])
     assert out.exit_code == 0, out.output
-    assert "│  64 │ *" in out.output and "│ 100 │ *" in out.output and "│  16 │  0." in out.output
+    cells = curve_cells(curves(load_results(two_files[1]), extrapolate_to=100))
+    assert list(cells) == [1, 2, 4, 8, 16, 32, 64, 100]
+    assert all(cells[k]["diverse"].startswith("*") == (k > 16) for k in cells)  # model-based rows are starred
+    assert cells[64]["diverse"] in out.output and cells[16]["diverse"] in out.output
     assert "model-based beyond n" in out.output
     doc = json.loads(runner.invoke(app, ["curve", str(two_files[1]), "--extrapolate-to", "100", "--json"]).output)
     beyond = doc["models"]["diverse"]["beyond_n"]

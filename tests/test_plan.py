@@ -6,11 +6,15 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
-from typer.testing import CliRunner
 
-from passatk import PlanResult, Results, compare, load_results, plan_comparison, variance_estimate
-from passatk.cli import app
+pytest.importorskip("typer", reason="the cli extra")
+from typer.testing import CliRunner  # noqa: E402
+
+from passatk import PlanResult, Results, compare, load_results, plan_comparison, variance_estimate  # noqa: E402
+from passatk.cli import app  # noqa: E402
 
 runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
 Z2 = (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2
@@ -53,16 +57,19 @@ class TestFormula:
         assert np.all(np.diff(plan.problems) <= 0) and plan.problems[-1] >= plan.problems_floor
 
     def test_power_by_simulation(self):
-        """Planning from the true components gives ~80% power when compare() is run on simulated benchmarks.
+        """The N plan_comparison() gives from the true components yields ~80% power for compare() on simulated benchmarks.
 
         p_A ~ Beta(2, 3), p_B = 0.8 p_A, n = 5, k = 1: delta = 0.08, omega^2 = 0.04 Var(p_A) = 0.0016,
-        sigma_A^2 = E[p(1-p)] = 0.2, sigma_B^2 = 0.192.  600 replications: Monte Carlo SE 0.016; a
-        one-sided z (a classic slip) would give ~70% and fail the +-0.05 band.
+        sigma_A^2 = E[p(1-p)] = 0.2, sigma_B^2 = 0.192.  plan_comparison takes one p for both models, so
+        p is chosen with 2 p (1-p) = sigma_A^2 + sigma_B^2 = 0.392, which gives the same N.  600
+        replications: Monte Carlo SE 0.016; a one-sided z (a classic slip) would give ~70% and fail
+        the +-0.05 band, and so would an N off by a fifth.
         """
-        plan = plan_comparison(0.08, 1, omega=0.04, samples_per_problem=[5], pilot=None, p=None)
-        big_n = int(np.ceil(Z2 * (0.0016 + 0.392 / 5) / 0.08**2))
-        assert big_n == 99
-        assert plan.problems[0] > big_n  # worst-case sigma assumed there: more conservative
+        p = (1 - np.sqrt(1 - 2 * 0.392)) / 2  # p (1 - p) = 0.196
+        plan = plan_comparison(0.08, 1, omega=0.04, p=float(p), samples_per_problem=[5])
+        big_n = int(plan.problems[0])
+        assert big_n == int(np.ceil(Z2 * (0.0016 + 0.392 / 5) / 0.08**2)) == 99  # the formula by hand
+        assert plan_comparison(0.08, 1, omega=0.04, samples_per_problem=[5]).problems[0] > big_n  # worst case: more
         rng = np.random.default_rng(7)
         ids = [str(i) for i in range(big_n)]
         hits = 0
@@ -149,3 +156,29 @@ def test_cli_plan_error_is_one_line(shared_data):
     res = runner.invoke(app, ["plan", "--delta", "0.05", "-k", "13", "--pilot", str(path)])
     assert res.exit_code == 1 and "needs n >= 2k = 26" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+class TestMonotone:
+    @settings(max_examples=60, deadline=None)
+    @given(
+        st.floats(0.01, 0.5),
+        st.floats(0.01, 0.5),
+        st.floats(0.5, 0.99),
+        st.floats(0.5, 0.99),
+        st.integers(1, 8),
+        st.floats(0, 0.5),
+    )
+    def test_more_problems_for_smaller_delta_and_higher_power(self, d1, d2, w1, w2, k, omega):
+        """N (and its floor) never grows as delta grows, and never shrinks as the power asked for grows."""
+        (d_lo, d_hi), (w_lo, w_hi) = sorted((d1, d2)), sorted((w1, w2))
+        ns = [k, 4 * k, 50 * k]
+
+        def needed(delta, power):
+            plan = plan_comparison(delta, k, power=power, omega=omega, samples_per_problem=ns)
+            return plan.problems, plan.problems_floor
+
+        (big, floor_big), (small, floor_small) = needed(d_lo, w_hi), needed(d_hi, w_hi)
+        assert (big >= small).all() and floor_big >= floor_small
+        (more, floor_more), (fewer, floor_fewer) = needed(d_lo, w_hi), needed(d_lo, w_lo)
+        assert (more >= fewer).all() and floor_more >= floor_fewer
+        assert (np.diff(big) <= 0).all() and big[-1] >= floor_big  # more samples never need more problems
