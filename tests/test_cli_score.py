@@ -6,10 +6,12 @@ import json
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from passatk import load_results, pass_at_k
-from passatk.cli import app
+pytest.importorskip("typer", reason="the cli extra")
+from typer.testing import CliRunner  # noqa: E402
+
+from passatk import load_results, pass_at_k  # noqa: E402
+from passatk.cli import app  # noqa: E402
 
 runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
 

@@ -7,10 +7,15 @@ import re
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+
+nbformat = pytest.importorskip("nbformat", reason="the notebook test needs nbformat, nbclient and ipykernel (the test extra)")
+nbclient = pytest.importorskip("nbclient", reason="the notebook test needs nbclient (the test extra)")
+pytest.importorskip("ipykernel", reason="the notebook test needs ipykernel (the test extra)")
+from nbclient import NotebookClient  # noqa: E402
+from nbclient.exceptions import CellExecutionError  # noqa: E402
+
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "0203-pass-at-k.ipynb"
 CHECK_LINE = re.compile(r"^(?P<what>.+?)\s+note: .+ ours: .+\[.+\]$")

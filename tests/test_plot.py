@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pytest
 
+matplotlib = pytest.importorskip("matplotlib", reason="the plot extra")
 matplotlib.use("Agg")
 
 import matplotlib.image  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
 from passatk import Results, crossover, curves, summarize  # noqa: E402

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from passatk.rl import (
+pytest.importorskip("array_api_compat", reason="passatk.rl needs the rl extra (pip install 'passatk[rl]')")
+
+from passatk.rl import (  # noqa: E402
     ESTIMATORS,
     pass_at_k_weights,
     trl_pass_at_k_advantages,

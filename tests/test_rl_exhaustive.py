@@ -13,7 +13,9 @@ from math import comb
 import numpy as np
 import pytest
 
-from passatk.rl import pass_at_k_weights
+pytest.importorskip("array_api_compat", reason="passatk.rl needs the rl extra (pip install 'passatk[rl]')")
+
+from passatk.rl import pass_at_k_weights  # noqa: E402
 
 K, N, KK = 4, 5, 3
 LOGITS = np.array([0.3, -0.4, 0.1, -1.2])
