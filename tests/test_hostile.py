@@ -61,7 +61,7 @@ def _run(plan, sources, timeout=1.0):
     jobs = [{"key": str(i), "kind": "python", "source": s + TEST} for i, s in enumerate(sources)]
     out = {}
     LocalPool(plan, Limits(timeout=timeout, memory_mb=512, wall_factor=3, pids=32), workers=2).run(
-        jobs, lambda v: out.__setitem__(int(v["key"]), v)
+        jobs, lambda v: out.__setitem__(int(v.key), v)
     )
     return out
 
@@ -87,9 +87,9 @@ class TestForgedPasses:
             sources.remove(FORGERIES["kill everything"])
         verdicts = _run(plan, [WRONG + x for x in sources] + [RIGHT])
         honest = verdicts.pop(len(sources))
-        assert honest["status"] == "passed"
+        assert honest.status == "passed"
         for i, v in verdicts.items():
-            assert v["status"] != "passed", (sources[i], v)
+            assert v.status != "passed", (sources[i], v)
         assert not _my_descendants()
 
 
@@ -118,10 +118,10 @@ class TestContainment:
         verdicts = _run(plan, [RIGHT + a for a in attacks.values()])  # only the attack can make these fail
         server.close()
         for name, v in zip(attacks, (verdicts[i] for i in range(len(attacks)))):
-            assert v["status"] != "passed", (name, v)
+            assert v.status != "passed", (name, v)
         assert not target.exists()
         assert not Path("/usr/passatk-was-here").exists()
-        assert verdicts[list(attacks).index("memory bomb")]["status"] == "oom"
+        assert verdicts[list(attacks).index("memory bomb")].status == "oom"
         assert time.monotonic() - start < 30
 
     def test_loops_and_daemons_die(self, plan):
@@ -140,9 +140,9 @@ class TestContainment:
         ]
         start = time.monotonic()
         verdicts = _run(plan, [RIGHT + a for a in attacks], timeout=0.5)
-        assert verdicts[0]["status"] == "timeout"
-        assert verdicts[2]["status"] == "timeout"  # wall-clock backstop: 0.5 s x 3 + 1 s
-        assert verdicts[1]["status"] == "passed"  # the daemon's run itself is fine...
+        assert verdicts[0].status == "timeout"
+        assert verdicts[2].status == "timeout"  # wall-clock backstop: 0.5 s x 3 + 1 s
+        assert verdicts[1].status == "passed"  # the daemon's run itself is fine...
         assert time.monotonic() - start < 20
         assert not _named(tag)  # ...but the daemon did not outlive it
         assert not _my_descendants()
@@ -154,7 +154,7 @@ class TestContainment:
         program = "import os\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n            import time\n            time.sleep(60)\n        n += 1\nexcept OSError:\n    pass\nassert n < 100, n\n"
         with SandboxedWorker(plan, Limits(timeout=2, pids=32)) as w:
             (v,) = list(w.run_batch([{"key": "b", "kind": "python", "source": program}]))
-        assert v["status"] == "passed", v  # the assertion inside saw fork() refused before 100
+        assert v.status == "passed", v  # the assertion inside saw fork() refused before 100
 
 
 def test_tmp_is_private_between_samples():
@@ -165,7 +165,7 @@ def test_tmp_is_private_between_samples():
         {"key": "r", "kind": "python", "source": "import os\nassert not os.path.exists('/tmp/left-behind')\n"},
     ]
     with SandboxedWorker(plan, Limits(timeout=1)) as w:
-        assert [v["status"] for v in w.run_batch(jobs)] == ["passed", "passed"]
+        assert [v.status for v in w.run_batch(jobs)] == ["passed", "passed"]
 
 
 def test_tmp_is_wiped_around_binds_below_it(tmp_path):
@@ -180,7 +180,7 @@ def test_tmp_is_wiped_around_binds_below_it(tmp_path):
         {"key": "r", "kind": "python", "source": read + f"import os\nassert not os.path.exists({around!r})\n"},
     ]
     with SandboxedWorker(plan, Limits(timeout=1)) as w:
-        assert [(v["status"], v["detail"]) for v in w.run_batch(jobs)] == [("passed", "")] * 2
+        assert [(v.status, v.detail) for v in w.run_batch(jobs)] == [("passed", "")] * 2
     assert not os.path.exists(around) and (tmp_path / "data.txt").read_text() == "kept"
 
 
@@ -192,7 +192,7 @@ def test_host_tmp_untouched_in_bwrap():
     try:
         src = f"import os\nassert not os.path.exists({str(marker)!r})\n"
         with SandboxedWorker(plan, Limits(timeout=1)) as w:
-            assert [v["status"] for v in w.run_batch([{"key": "t", "kind": "python", "source": src}])] == ["passed"]
+            assert [v.status for v in w.run_batch([{"key": "t", "kind": "python", "source": src}])] == ["passed"]
     finally:
         marker.unlink()
 
@@ -217,16 +217,12 @@ EQ_FORGERIES = {
     "liars from a generator": _forge(tuples="(E() for _ in 'ab')"),
     "metaclass hiding the class": _forge(ints="E()", prelude="class M(type):\n    __flags__ = property(lambda c: 0)\n"
                                          + LIAR.replace("class E:", "class E(metaclass=M):")),
-    "guard switched off by name": _forge(ints="E()", prelude="import sys\nw = sys.modules['__main__']\n"
-                                         "for f in (getattr(w, '_HONEST', [None])[0], getattr(w, '_honest_maker', None)):\n"
-                                         "    for c in getattr(f, '__closure__', None) or ():\n"
-                                         "        c.cell_contents = lambda *a: a[-1]\n" + LIAR),
     "builtins replaced first": _forge(ints="E()", prelude="import builtins\nbuiltins.issubclass = builtins.hasattr = lambda *a: False\n"
                                       "builtins.type = lambda *a: int\n" + LIAR),
 }
 HONEST_TESTS = ("from collections import Counter\nimport numpy\n"
                 "assert f('ab') == {'a': 1, 'b': 1}\nassert g() == 0.5\nassert h() == (1, 2)\n"
-                "assert list(k()) == [1, 2]\nx = [1, 2]\nassert m(x) is x\nassert n() == 3\nassert s() == 'ab'\nassert t(4) == 4\n")
+                "assert list(k()) == [1, 2]\nx = [1, 2]\nassert m(x) == x\nassert n() == 3\nassert s() == 'ab'\nassert t(4) == 4\n")
 HONEST = ("from collections import Counter, namedtuple\nfrom fractions import Fraction\nimport numpy\n"
           "class S(str):\n    pass\n"
           "f = lambda t: Counter(t)\ng = lambda: Fraction(1, 2)\nh = lambda: namedtuple('P', 'a b')(1, 2)\n"
@@ -238,25 +234,25 @@ HONEST = ("from collections import Counter, namedtuple\nfrom fractions import Fr
 
 def _run_with_tests(plan, samples, tests):
     from passatk.execute import build_job
-    from passatk.execute.tasks import Problem, _called_names
+    from passatk.execute.tasks import Problem
 
-    problem = Problem("t", "python", {"head": "", "tests": tests, "wrap": _called_names(tests)})
+    problem = Problem("t", "python", {"head": "", "tail": "", "tests": tests, "remote": []})
     jobs = [{**build_job(problem, "t", s), "key": str(i)} for i, s in enumerate(samples)]
     out = {}
-    LocalPool(plan, Limits(timeout=3, memory_mb=1024), workers=2).run(jobs, lambda v: out.__setitem__(int(v["key"]), v))
+    LocalPool(plan, Limits(timeout=3, memory_mb=1024), workers=2).run(jobs, lambda v: out.__setitem__(int(v.key), v))
     return [out[i] for i in range(len(samples))]
 
 
 class TestForgedEquality:
     def test_results_cannot_claim_equality(self, plan):
-        """Sample-made classes answering == (directly, inside containers, from generators) never pass."""
+        """Sample-made classes answering == (directly, inside containers, from generators, replaced builtins) never pass."""
         *forged, honest = _run_with_tests(plan, [*EQ_FORGERIES.values(), _forge()], EQ_TESTS)
-        assert honest["status"] == "passed", honest
+        assert honest.status == "passed", honest
         for name, verdict in zip(EQ_FORGERIES, forged):
-            assert verdict["status"] in ("failed", "error"), (name, verdict)
+            assert verdict.status in ("failed", "error"), (name, verdict)
 
     def test_plain_results_of_the_standard_library_still_pass(self, plan):
-        """Counter, Fraction, namedtuples, iterators, numpy scalars, str subclasses, identity and unguarded
-        recursion survive the guard."""
+        """Counter, Fraction, namedtuples, iterators, numpy scalars, str subclasses and the sample's own recursion
+        through objects it made come back to the judge as the values they stand for."""
         (verdict,) = _run_with_tests(plan, [HONEST], HONEST_TESTS)
-        assert verdict["status"] == "passed", verdict
+        assert verdict.status == "passed", verdict

@@ -116,7 +116,7 @@ def _local_verdicts(jobs: list[dict]) -> dict[str, tuple[str, str]]:
 
 def _by_key(verdicts: list[dict]) -> dict[str, tuple[str, str]]:
     """key -> (status, detail); fails if any key came twice."""
-    table = {v["key"]: (v["status"], v["detail"]) for v in verdicts}
+    table = {v.key: (v.status, v.detail) for v in verdicts}
     assert len(table) == len(verdicts), "a job got more than one verdict"
     return table
 
@@ -201,7 +201,7 @@ class TestRayPool:
         got: list[dict] = []
         with pytest.warns(SandboxWarning, match="less isolated than on this one; NOT isolated there: .*filesystem"):
             RayPool(driver_plan, LIMITS, 1).run(_jobs(2), got.append)
-        assert [v["status"] for v in got] == ["failed", "passed"]
+        assert [v.status for v in got] == ["failed", "passed"]
 
 
     def test_too_few_cpus_is_an_error_not_a_hang(self, cluster):

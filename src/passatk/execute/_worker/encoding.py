@@ -14,7 +14,9 @@ list, tuple, set, frozenset ``["l" | "t" | "s" | "fs", [items]]``
 dict (and its subclasses)   ``["d", [[key, value], ...]]``
 Fraction, Decimal           ``["q", numerator hex, denominator hex]``, ``["D", str]``
 collections.deque, range    ``["dq", [items]]``, ``["rg", start, stop, step]``
-an exhausted iterator       ``["it", [items]]`` (decoded as an iterator over them)
+dict views                  ``["dk" | "di" | "dv", [items]]`` (decoded as real views)
+an iterator                 a reference (iterated on request, lazily), or from the
+                            judge, ``["it", [items]]`` (decoded as an iterator over them)
 numpy scalar / array        its Python value / ``["nd", dtype, nested list]``
 a module                    ``["m", name]`` (the judge imports its own copy)
 a built-in class            ``["T", name]`` (``int``, ``str``...: the receiver's own)
@@ -49,8 +51,9 @@ class ProtocolError(ValueError):
 class Remote:
     """An object that lives in the sample's process: equal only to itself.
 
-    Calling it, or calling a method on it, asks the sample's process to do so
-    (through the judge's channel); nothing else about it can be read.
+    Calling it, reading or setting an attribute, or iterating over it asks the
+    sample's process to do so (through the judge's channel), and what comes
+    back is decoded like any answer; nothing else about it can be read.
     """
 
     __slots__ = ("_id", "_type", "_channel")
@@ -79,6 +82,16 @@ class Remote:
         else:
             self._channel.set_attribute(self, name, value)
 
+    def __iter__(self):
+        if self._channel is None:
+            raise TypeError(f"{self!r} is not iterable here")
+        return self._channel.iterate(self)
+
+    def __next__(self):
+        if self._channel is None:
+            raise TypeError(f"{self!r} is not an iterator here")
+        return self._channel.next(self)
+
     def __reduce__(self):
         raise TypeError("a reference to the sample's process cannot be copied")
 
@@ -92,6 +105,8 @@ def _tag(value, refs, depth):
         return ["i", hex(value)]
     if cls is float:
         return ["f", value.hex()]
+    if cls is Remote:
+        return ["r", value._id, value._type]
     if depth > MAX_DEPTH:
         return _ref(value, refs)
     if cls in _SEQUENCES:
@@ -143,24 +158,27 @@ def _other(value, cls, refs, depth):
             return _tag(value.item(), refs, depth)
         if numpy is not None and isinstance(value, numpy.ndarray) and value.dtype.kind in "biufcUSO":
             return ["nd", value.dtype.str if value.dtype.kind != "O" else "O", _tag(value.tolist(), refs, depth + 1)]
-    if name in ("dict_keys", "dict_items"):
-        return ["s", [_tag(x, refs, depth + 1) for x in value]]
-    if hasattr(value, "__next__") and hasattr(value, "__iter__"):
+    if name in _VIEWS and module == "builtins":
+        return [_VIEWS[name], [_tag(x, refs, depth + 1) for x in value]]
+    if refs is None and hasattr(value, "__next__") and hasattr(value, "__iter__"):
+        # a side that cannot hold references (the judge) sends a copy of what it would yield;
+        # the sample's iterators stay where they are and are iterated on request, lazily
         items = []
         for x in value:
             if len(items) >= MAX_ITEMS:
-                return _ref(value, refs)
+                raise TypeError(f"an iterator of more than {MAX_ITEMS} items cannot be sent")
             items.append(_tag(x, refs, depth + 1))
         return ["it", items]
     return _ref(value, refs)
+
+
+_VIEWS = {"dict_keys": "dk", "dict_items": "di", "dict_values": "dv"}
 
 
 _SEQUENCES = {list: "l", tuple: "t", set: "s", frozenset: "fs"}
 
 
 def _ref(value, refs):
-    if type(value) is Remote:
-        return ["r", value._id, value._type]
     if refs is None:
         raise TypeError(f"a {type(value).__name__} cannot be sent to the other process")
     refs[id(value)] = value
@@ -254,6 +272,15 @@ def _build(tree, remote, depth):
         return _hashable(_items(one, remote, depth), frozenset)
     if tag == "it" and len(args) == 1:
         return iter(_items(one, remote, depth))
+    if tag == "dk" and len(args) == 1:
+        return _hashable(_items(one, remote, depth), dict.fromkeys).keys()
+    if tag == "di" and len(args) == 1:
+        pairs = _items(one, remote, depth)
+        if not all(type(p) is tuple and len(p) == 2 for p in pairs):
+            raise ProtocolError("dict items must be (key, value) tuples")
+        return _hashable(pairs, dict).items()
+    if tag == "dv" and len(args) == 1:
+        return dict(enumerate(_items(one, remote, depth))).values()
     if tag == "d" and len(args) == 1:
         if type(one) is not list or not all(type(p) is list and len(p) == 2 for p in one):
             raise ProtocolError("a dict must be a list of [key, value] pairs")

@@ -102,6 +102,12 @@ class SampleProxy:
     def attribute(self, remote, name):
         return self._ask(["attr", remote._id, name])
 
+    def iterate(self, remote):
+        return self._ask(["iter", remote._id])
+
+    def next(self, remote):
+        return self._ask(["next", remote._id])
+
     def set_attribute(self, remote, name, value):
         try:
             payload = ["setattr", remote._id, name, encoding.encode(value)]

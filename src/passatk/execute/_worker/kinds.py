@@ -173,9 +173,6 @@ RUNNERS = {"python": _judged, "call": _judged, "stdio": _stdio, "command": _comm
 
 def run_job(job, cfg, zyg):
     """Run one job; always returns a :class:`Verdict` (``ZygoteGone`` propagates: the worker must end)."""
-    import tempfile
-
-    cfg["cwd"] = tempfile.mkdtemp(prefix="j", dir=cfg["base"])
     try:
         (status, detail), cpu, wall = RUNNERS[job["kind"]](job, cfg, zyg)
     except ZygoteGone:

@@ -11,7 +11,7 @@ Modes:
 ``serve``   run the program as ``__main__``, say ``["ready"]`` (or
             ``["raised", exception]``) on the channel, then answer requests:
             ``["global", name]``, ``["attr", ref, name]``, ``["setattr", ref, name, value]``,
-            ``["call", ref, args, kwargs]``
+            ``["call", ref, args, kwargs]``, ``["iter", ref]``, ``["next", ref]``
             with ``["ok", value]`` or ``["raised", exception]`` (see
             :mod:`.encoding` for values and references).
 ``script``  run the program as ``__main__`` with the case's standard input;
@@ -63,6 +63,10 @@ def _answer(request, ns, refs):
         return ns[name]
     if op == "attr":
         return getattr(resolve(request[1]), request[2])
+    if op == "iter":
+        return iter(resolve(request[1]))
+    if op == "next":
+        return next(resolve(request[1]))
     if op == "setattr":
         return setattr(resolve(request[1]), request[2], encoding.decode(request[3], lambda ref, _: resolve(ref)))
     if op == "call":

@@ -230,7 +230,11 @@ def paths_to(mounts, top):
 
 def _clear(directory, keep):
     """Remove everything in ``directory``, around the paths in ``keep`` (binds and their parents)."""
-    for entry in os.listdir(directory):
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return
+    for entry in entries:
         full = os.path.join(directory, entry)
         if full in keep:
             if not os.path.ismount(full):  # a parent of a bind, on the tmpfs: a run may write here
@@ -245,12 +249,25 @@ def _clear(directory, keep):
 
 
 def wipe(cwd, tmp=None, keep=frozenset()):
-    """Remove the run's directory ``cwd`` and, inside the sandbox, everything in ``tmp`` but ``keep``.
+    """Empty the run's directory ``cwd`` (kept, for the next run) and, inside the sandbox, ``tmp`` but ``keep``.
 
     Binds below /tmp (a virtual environment there, ``--bind``) and the
     directories that lead to them are kept and never walked: removing them
-    would fail anyway, file by file.
+    would fail anyway, file by file.  Whatever a run did to ``cwd`` itself
+    (removed it, made it unreadable, put a link in its place), it is an
+    empty directory of mode 0700 again afterwards.
     """
-    shutil.rmtree(cwd, ignore_errors=True)
     if tmp:
         _clear(tmp, keep)
+    try:
+        if os.path.islink(cwd) or not os.path.isdir(cwd):
+            if os.path.lexists(cwd):
+                os.unlink(cwd)
+            os.mkdir(cwd, 0o700)
+        else:
+            os.chmod(cwd, 0o700)
+            if os.listdir(cwd):
+                _clear(cwd, frozenset())
+    except OSError:
+        shutil.rmtree(cwd, ignore_errors=True)
+        os.makedirs(cwd, 0o700, exist_ok=True)

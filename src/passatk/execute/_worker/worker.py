@@ -41,6 +41,7 @@ def serve(sock):
                 info = hardening.harden()
                 hardening.warm_up(cfg.get("import_paths") or ())
                 cfg["base"] = tempfile.mkdtemp(prefix="passatk-judge-", dir=cfg.get("tmp") or None)
+                cfg["cwd"] = cfg["base"]  # the judges' working directory, emptied after each job
                 sample = zyg.wait_ready()
                 emit("ready", {**sample, "judge": {**info, "pid": os.getpid()}, "python": sys.version.split()[0]})
             elif name == "batch":

@@ -28,9 +28,11 @@ def _setup(cfg):
     network, own_init = (True, False) if cfg["pidns"] else hardening.own_namespaces()
     hardening.warm_up(cfg.get("import_paths") or ())
     cfg["base"] = tempfile.mkdtemp(prefix="passatk-run-", dir=cfg.get("tmp") or None)
+    cfg["cwd"] = os.path.join(cfg["base"], "run")  # every run's working directory, emptied after each
+    os.mkdir(cfg["cwd"], 0o700)
     cfg["tmp_keep"] = frozenset()
     if cfg["pidns"]:  # what wiping /tmp after each run must leave in place
-        cfg["tmp_keep"] = frozenset(supervise.paths_to(supervise.mounts_below(cfg["tmp"]), cfg["tmp"]) | {cfg["base"]})
+        cfg["tmp_keep"] = frozenset(supervise.paths_to(supervise.mounts_below(cfg["tmp"]), cfg["tmp"]) | {cfg["base"], cfg["cwd"]})
     # kill(-1) is only safe when we are alone in a pid namespace with our samples.
     cfg["kill_all"] = own_init or (bool(cfg["pidns"]) and os.getpid() < 16)
     return {**info, "pid": os.getpid(), "uid": os.geteuid(), "private_network": network,
@@ -40,7 +42,7 @@ def _setup(cfg):
 def _run(sock, spec, fds, cfg):
     source, stdin, stdout, stderr, *rest = fds
     channel = rest[0] if rest else -1
-    cwd = tempfile.mkdtemp(prefix="w", dir=cfg["base"])
+    cwd = cfg["cwd"]
     pid = os.fork()
     if pid == 0:
         try:
@@ -88,7 +90,9 @@ def serve(sock):
     except (EOFError, ConnectionError):
         pass
     finally:
-        supervise.wipe(cfg["base"])
+        import shutil
+
+        shutil.rmtree(cfg["base"], ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- #
