@@ -167,7 +167,7 @@ def warm_up(import_paths=()):
     STDIO[:] = [open(0, "r", encoding="utf-8", errors="replace", closefd=False),
                 open(1, "w", encoding="utf-8", closefd=False), open(2, "w", encoding="utf-8", closefd=False)]
     # The dispositions a child starts with, set once here rather than in every child.
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ, signal.SIGPIPE):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
         signal.signal(sig, signal.SIG_DFL)
     gc.freeze()  # children's collections skip (and so do not copy) the parent's own objects
 

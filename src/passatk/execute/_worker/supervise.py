@@ -101,7 +101,8 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None):
         if cpu >= cpu_limit or wall >= wall_limit:
             how = "timeout"
             break
-        for fd, _ in poller.poll(max(0.005, min(cpu_limit - cpu - (wall - checked), wall_limit - wall)) * 1000):
+        ready = poller.poll(max(0.005, min(cpu_limit - cpu - (wall - checked), wall_limit - wall)) * 1000)
+        for fd, _ in sorted(ready, key=lambda event: event[0] != pidfd):  # an exit first: it is how the run ended
             if fd == pidfd:
                 how = how or "exited"
             elif fd in watch:
@@ -127,6 +128,8 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None):
         for _ in range(64):
             if not take(fd):
                 break
+    if how == "stopped" and pid is not None and not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
+        how = "exited"  # it ended on its own (exit, or a signal of its own) before our kill could
     if how == "exited" and os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
         if cpu >= cpu_limit * 0.99:
             how = "timeout"  # the CPU rlimit fired before we looked
