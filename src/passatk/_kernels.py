@@ -1,15 +1,20 @@
 """Kernels of the numerical core: pass@k tables and order-statistic weights (they trust their inputs).
 
-Shared by :mod:`passatk.estimators`, :mod:`passatk.uncertainty` and
-:mod:`passatk.rl`; validation happens once, at the public boundary
-(:mod:`passatk._validation`).
+Shared by :mod:`passatk.estimators`, :mod:`passatk.results`,
+:mod:`passatk.uncertainty` and :mod:`passatk.rl`; validation happens once, at
+the public boundary (:mod:`passatk._validation`), here only in
+:func:`labelled_pass_at_k`, the entry point of ``pass_at_k`` and ``Results.pass_at_k``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
-__all__ = ["exact_k1", "order_weights", "pass_table_lookup"]
+from passatk._validation import as_counts, as_ks, require_k_le_n
+
+__all__ = ["exact_k1", "finish", "labelled_pass_at_k", "order_weights", "pass_table_lookup"]
 
 
 def pass_table_lookup(n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarray:
@@ -51,3 +56,20 @@ def order_weights(n: int, ks: np.ndarray) -> np.ndarray:
     w[:, -1] = ks / n
     w[:, :-1] = (ks[:, None] / n * np.cumprod(ratios, axis=1))[:, ::-1]
     return w
+
+
+def finish(values: np.ndarray, shape: tuple[int, ...], scalar_k: bool):
+    """Reshape ``(N, K)`` values to ``shape`` (plus the k axis unless k was a scalar); a 0-d result is a float."""
+    out = values.reshape(shape + values.shape[-1:])
+    if scalar_k:
+        out = out[..., 0]
+    return float(out) if out.ndim == 0 else out
+
+
+def labelled_pass_at_k(n, c, k, labels: Sequence[str] | None):
+    """:func:`passatk.pass_at_k`, validated, with problem labels (task ids) for the error messages."""
+    n_arr, c_arr = as_counts(n, c, labels)
+    ks, scalar_k = as_ks(k)
+    require_k_le_n(n_arr, ks, labels)
+    values = pass_table_lookup(n_arr.ravel(), c_arr.ravel(), ks)
+    return finish(values, n_arr.shape, scalar_k)

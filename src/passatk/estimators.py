@@ -7,13 +7,12 @@ Chen et al. (2021), section 2.1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from fractions import Fraction
 from math import comb
 
 import numpy as np
 
-from passatk._kernels import exact_k1, order_weights, pass_table_lookup
+from passatk._kernels import exact_k1, finish, labelled_pass_at_k, order_weights
 from passatk._validation import as_counts, as_ks, require_k_le_n
 
 __all__ = [
@@ -23,22 +22,6 @@ __all__ = [
     "plugin_pass_at_k",
     "max_at_k",
 ]
-
-
-def _finish(values: np.ndarray, shape: tuple[int, ...], scalar_k: bool):
-    out = values.reshape(shape + values.shape[-1:])
-    if scalar_k:
-        out = out[..., 0]
-    return float(out) if out.ndim == 0 else out
-
-
-def _pass_at_k(n, c, k, labels: Sequence[str] | None = None):
-    """:func:`pass_at_k` with optional problem labels for error messages."""
-    n_arr, c_arr = as_counts(n, c, labels)
-    ks, scalar_k = as_ks(k)
-    require_k_le_n(n_arr, ks, labels)
-    values = pass_table_lookup(n_arr.ravel(), c_arr.ravel(), ks)
-    return _finish(values, n_arr.shape, scalar_k)
 
 
 # --------------------------------------------------------------------------- #
@@ -110,7 +93,7 @@ def pass_at_k(n, c, k):
            [0.3   , 0.9167],
            [1.    , 1.    ]])
     """
-    return _pass_at_k(n, c, k)
+    return labelled_pass_at_k(n, c, k, None)
 
 
 def pass_at_k_exact(n: int, c: int, k: int) -> Fraction:
@@ -214,7 +197,7 @@ def plugin_pass_at_k(n, c, k):
     n_arr, c_arr = as_counts(n, c)
     ks, scalar_k = as_ks(k)
     miss = 1.0 - c_arr.reshape(-1, 1) / n_arr.reshape(-1, 1)
-    return _finish(1.0 - miss**ks, n_arr.shape, scalar_k)
+    return finish(1.0 - miss**ks, n_arr.shape, scalar_k)
 
 
 def max_at_k(rewards, k):
@@ -266,4 +249,4 @@ def max_at_k(rewards, k):
     n = r.shape[-1]
     require_k_le_n(np.array([n]), ks, None)
     out = np.sort(r, axis=-1) @ order_weights(n, ks).T
-    return _finish(out, r.shape[:-1], scalar_k)
+    return finish(out, r.shape[:-1], scalar_k)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from passatk._kernels import labelled_pass_at_k
 from passatk._validation import as_counts
-from passatk.estimators import _pass_at_k
 from passatk.exceptions import DuplicateSamplesWarning, ResultsFormatError
 
 __all__ = [
@@ -99,7 +99,7 @@ class Results:
 
     def pass_at_k(self, k):
         """Per-problem unbiased pass@k (:func:`passatk.pass_at_k`); errors name the task id."""
-        return _pass_at_k(self.n, self.c, k, self.task_ids.tolist())
+        return labelled_pass_at_k(self.n, self.c, k, self.task_ids.tolist())
 
     def subset(self, task_ids: Sequence[str]) -> Results:
         """The rows of ``task_ids``, in that order (a missing id raises ``KeyError``)."""
