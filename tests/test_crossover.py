@@ -38,7 +38,7 @@ class TestCrossover:
         np.testing.assert_allclose(x.difference, [float(e) for e in exact], rtol=0, atol=1e-14)
         first = next(k for k, e in zip(range(1, 17), exact) if e < 0)
         assert (x.leader, x.k_cross, first) == ("focused", 5, 5)
-        assert x.k.tolist() == list(range(1, 17)) and x.problems == 8
+        assert x.ks.tolist() == list(range(1, 17)) and x.problems == 8 and x.k is x.ks
 
     def test_interval_tightens_with_more_problems(self):
         """With the same pattern on 25x the problems, every replicate crosses and the interval is within [4, 6]."""
@@ -127,7 +127,7 @@ class TestCurves:
         """--extrapolate-to adds model-based points only above each model's n, on a log2 grid ending at the target."""
         a, b = pair(copies=3)
         out = curves({"focused": a, "diverse": b}, extrapolate_to=100)
-        assert out.extrapolations["focused"].k.tolist() == [32, 64, 100]
+        assert out.extrapolations["focused"].ks.tolist() == [32, 64, 100]
         d = json.loads(json.dumps(out.to_dict()))
         assert d["models"]["diverse"]["beyond_n"]["model_based"] is True
         assert list(d["models"]["diverse"]["pass_at_k"]) == ["1", "2", "4", "8", "16"]

@@ -76,8 +76,8 @@ class CrossoverResult:
     ----------
     models : tuple of str
         The two models, ``(a, b)`` (``names`` is an alias).
-    k : ndarray of int, shape (K,)
-        The k grid searched.
+    ks : ndarray of int, shape (K,)
+        The k grid searched (``k`` is an alias).
     difference : ndarray of float, shape (K,)
         pass@k of ``a`` minus pass@k of ``b`` on the shared problems.
     leader : str or None
@@ -99,7 +99,7 @@ class CrossoverResult:
     """
 
     models: tuple[str, str]
-    k: np.ndarray
+    ks: np.ndarray
     difference: np.ndarray
     leader: str | None
     k_cross: int | None
@@ -108,6 +108,11 @@ class CrossoverResult:
     problems: int
     level: float
     _boot_k: np.ndarray = field(default=None, repr=False)
+
+    @property
+    def k(self) -> np.ndarray:
+        """Alias of :attr:`ks`."""
+        return self.ks
 
     @property
     def names(self) -> tuple[str, str]:
@@ -129,7 +134,7 @@ class CrossoverResult:
             "ci": [as_json(self.ci.low), as_json(self.ci.high)],
             "level": self.level,
             "share_crossing": self.share_crossing,
-            "k_max": int(self.k.max()),
+            "k_max": int(self.ks.max()),
             "problems": self.problems,
         }
 
@@ -231,7 +236,7 @@ def crossover(
     names = (a.name or "a", b.name or "b")
     return CrossoverResult(
         models=names,
-        k=ks,
+        ks=ks,
         difference=diff,
         leader=None if sign == 0 else names[0 if sign > 0 else 1],
         k_cross=None if not np.isfinite(k_cross) else int(k_cross),

@@ -201,8 +201,8 @@ class ExtrapolationResult:
 
     Attributes
     ----------
-    k : ndarray of int, shape (K,)
-        The k values.
+    ks : ndarray of int, shape (K,)
+        The k values (``k`` is an alias).
     estimate : ndarray of float, shape (K,)
         pass@k under the fitted law, :math:`1 - \mathbb{E}[(1-p)^k]`.
     law : str
@@ -232,7 +232,7 @@ class ExtrapolationResult:
         The refitted pass@k of each bootstrap replicate, shape (B, K).
     """
 
-    k: np.ndarray
+    ks: np.ndarray
     estimate: np.ndarray
     law: str
     alpha: np.ndarray
@@ -244,6 +244,11 @@ class ExtrapolationResult:
     model_based: bool = True
     _boot_estimate: np.ndarray = field(default=None, repr=False)
     _boot_params: np.ndarray = field(default=None, repr=False)  # (B, 3, m): alpha, beta, weights
+
+    @property
+    def k(self) -> np.ndarray:
+        """Alias of :attr:`ks`."""
+        return self.ks
 
     @property
     def method(self) -> str:
@@ -308,7 +313,7 @@ class ExtrapolationResult:
             },
             "pass_at_k": {
                 str(int(k)): {"estimate": float(e), "se": float(s), "ci": [float(lo), float(hi)]}
-                for k, e, s, lo, hi in zip(self.k, self.estimate, se, ci.low, ci.high)
+                for k, e, s, lo, hi in zip(self.ks, self.estimate, se, ci.low, ci.high)
             },
         }
 
@@ -460,7 +465,7 @@ def pass_at_k_beyond(
     boot_x = _maximise(np.repeat(best, n_resamples, axis=0), boot_w, counts, m)
     b_alpha, b_beta, b_weights = _canonical(boot_x, m)
     return ExtrapolationResult(
-        k=ks,
+        ks=ks,
         estimate=_pass_at_k_under(alpha, beta, weights, ks)[0],
         law=law,
         alpha=alpha[0],

@@ -100,9 +100,9 @@ def plot_curves(
         k_max = max(k_max, ks.max())
         ext = extrapolations.get(s.name)
         if ext is not None:
-            beyond = ext.k > ks.max()
+            beyond = ext.ks > ks.max()
             if beyond.any():
-                ek = np.concatenate([[ks.max()], ext.k[beyond]]).astype(float)
+                ek = np.concatenate([[ks.max()], ext.ks[beyond]]).astype(float)
                 ci = ext.confidence_interval(s.level)
                 est = np.concatenate([[s.estimate[-1]], ext.estimate[beyond]])
                 lo = np.concatenate([[s.ci.low[-1]], ci.low[beyond]])

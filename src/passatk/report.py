@@ -219,7 +219,7 @@ def curve_cells(result) -> dict[int, dict[str, str]]:
             cells.setdefault(int(k), {})[name] = f"{e:.4f} [{lo:.4f}, {hi:.4f}]"
     for name, ext in result.extrapolations.items():
         ci = ext.confidence_interval(result.summaries[name].level)
-        for k, e, lo, hi in zip(ext.k, ext.estimate, ci.low, ci.high):
+        for k, e, lo, hi in zip(ext.ks, ext.estimate, ci.low, ci.high):
             cells.setdefault(int(k), {})[name] = f"*{e:.4f} [{lo:.4f}, {hi:.4f}]"
     return {k: cells[k] for k in sorted(cells)}
 
@@ -231,19 +231,19 @@ def crossover_lines(crossovers: Iterable) -> list[str]:
         a, b = x.models
         level = int(round(100 * x.level))
         if x.leader is None:
-            lines.append(f"{a} vs {b}: identical curves for k <= {x.k.max()}.")
+            lines.append(f"{a} vs {b}: identical curves for k <= {x.ks.max()}.")
             continue
         other = b if x.leader == a else a
         hi = "beyond the largest k" if not np.isfinite(x.ci.high) else f"{x.ci.high:g}"
         lo = "beyond the largest k" if not np.isfinite(x.ci.low) else f"{x.ci.low:g}"
         if x.k_cross is None:
             lines.append(
-                f"{x.leader} leads {other} at k = {x.k.min()} and stays ahead for every k <= {x.k.max()} "
+                f"{x.leader} leads {other} at k = {x.ks.min()} and stays ahead for every k <= {x.ks.max()} "
                 f"(a crossing in {100 * x.share_crossing:.0f}% of bootstrap replicates; {x.problems} shared problems)."
             )
         else:
             lines.append(
-                f"{x.leader} leads {other} at k = {x.k.min()}; {other} overtakes it at k = {x.k_cross} "
+                f"{x.leader} leads {other} at k = {x.ks.min()}; {other} overtakes it at k = {x.k_cross} "
                 f"({level}% CI: {lo} to {hi}; a crossing in {100 * x.share_crossing:.0f}% of bootstrap "
                 f"replicates; {x.problems} shared problems)."
             )
