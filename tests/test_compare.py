@@ -345,6 +345,7 @@ def codegen_runs(shared_data, tmp_path_factory):
     return a, b
 
 
+@pytest.mark.sandbox
 def test_cli_score_and_compare_real_humaneval_verdicts(codegen_runs):
     """On real evaluated CodeGen samples: score prints estimate ± SE and CI; compare pairs by task and lists the gap."""
     a, b = codegen_runs
