@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from passatk.cli import app
-from passatk.execute import Journal, evaluate, load_problems, plan_sandbox
+from passatk.execute import Journal, SandboxError, evaluate, load_problems, plan_sandbox
 from passatk.execute.tasks import humaneval_path
 
 HUMANEVAL = [json.loads(line) for line in gzip.open(humaneval_path(), "rt")]
@@ -80,7 +80,7 @@ class TestMBPP:
         samples = [{"task_id": r["task_id"], "completion": r["code"]} for r in rows]
         samples += [{"task_id": r["task_id"], "completion": "def nothing():\n    pass\n"} for r in rows[:6]]
         res = evaluate(samples, problems, workers=2)
-        # all 974 reference solutions pass, their functions reaching the asserts through the result guard
+        # all 974 reference solutions pass, the asserts in the judge calling them over the channel
         assert res.results.c.tolist() == [1] * len(rows)
         assert res.results.n.tolist() == [2] * 6 + [1] * (len(rows) - 6)
 
@@ -242,9 +242,17 @@ class TestCLI:
         assert rec["pass_at_k"]["1"]["se"] > 0
 
 
-def test_sandbox_plan_says_what_is_isolated():
-    """The plan's description names the sandbox and the process-count guard."""
-    plan = plan_sandbox("auto", quiet=True)
+@pytest.mark.parametrize("mode", ["bwrap", "process"])
+def test_sandbox_plan_says_what_is_isolated(mode):
+    """The plan's description names the sandbox, the process-count guard it has, and everything it lacks."""
+    try:
+        plan = plan_sandbox(mode, quiet=True)
+    except SandboxError as exc:
+        pytest.skip(f"bubblewrap does not work on this machine: {exc}")
     text = plan.describe()
-    assert plan.mode in text or "bubblewrap" in text
-    assert "process-count guard" in text
+    guard = {"cgroup": "cgroup pids.max", "rlimit": "RLIMIT_NPROC", None: "none"}[plan.pids_guard]
+    assert text.startswith("sandbox: " + ("bubblewrap (" if mode == "bwrap" else "plain processes ("))
+    assert f"; process-count guard: {guard}" in text
+    assert ("NOT isolated" in text) == bool(plan.not_isolated)
+    assert all(item in text for item in plan.not_isolated)
+    assert mode == "bwrap" or "the filesystem" in text  # plain processes never isolate the filesystem
