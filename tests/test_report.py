@@ -100,6 +100,7 @@ class TestCurveCells:
         s = out.summaries["diverse"]
         assert cells[4]["diverse"] == f"{s.estimate[2]:.4f} [{s.ci.low[2]:.4f}, {s.ci.high[2]:.4f}]"
 
+    @pytest.mark.slow
     def test_model_based_cells_are_starred(self):
         """Points beyond n come from the fitted law and are marked '*'; the unbiased ones are not."""
         pytest.importorskip("scipy")
