@@ -77,7 +77,4 @@ def bias_cases(draw):
 def outcome_tables(draw, max_problems: int = 12, max_n: int = 12):
     """``{task_id: [bool, ...]}`` with 1..max_problems problems of 1..max_n samples each."""
     size = draw(st.integers(1, max_problems))
-    return {
-        f"task/{i}": draw(st.lists(st.booleans(), min_size=1, max_size=max_n))
-        for i in range(size)
-    }
+    return {f"task/{i}": draw(st.lists(st.booleans(), min_size=1, max_size=max_n)) for i in range(size)}

@@ -19,14 +19,20 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 #: Import paths that worked before the layout of issue 13 and must keep working.
 OLDER_PATHS = [
-    ("passatk.results", ["Results", "ResultsFormatError", "DuplicateSamplesWarning", "load_results", "FORMATS", "warn_if_duplicated"]),
+    (
+        "passatk.results",
+        ["Results", "ResultsFormatError", "DuplicateSamplesWarning", "load_results", "FORMATS", "warn_if_duplicated"],
+    ),
     ("passatk.uncertainty", ["ConfidenceInterval", "variance", "variance_estimate"]),
     ("passatk.rl", ["ESTIMATORS", "k_schedule", "pass_at_k_weights", "trl_pass_at_k_advantages", "verl_advantage_estimator"]),
     ("passatk.report", ["compare_table", "score_dict", "score_table"]),
     ("passatk.extrapolate", ["ExtrapolationResult", "pass_at_k_beyond", "METHODS"]),
     ("passatk.estimators", ["max_at_k", "pass_at_k", "pass_at_k_curve", "pass_at_k_exact", "plugin_pass_at_k"]),
     ("passatk.plot", ["OKABE_ITO", "plot_curves", "plot_problem_rates"]),
-    ("passatk.theory", ["plugin_bias", "pass_at_k_projection", "collapse_example", "optimise_mixture", "verifier_hole_amplification"]),
+    (
+        "passatk.theory",
+        ["plugin_bias", "pass_at_k_projection", "collapse_example", "optimise_mixture", "verifier_hole_amplification"],
+    ),
 ]
 
 

@@ -16,9 +16,17 @@ OTHER = Results.from_counts(list("abcd"), [8] * 4, [1, 2, 4, 8], name="o")
     ("call", "error", "message"),
     [
         # a wrong type is a TypeError, in every module
-        (lambda: passatk.summarize(RES, 1, level="0.9"), TypeError, r"^`level` must be a number strictly between 0 and 1, e.g. 0.95; got level='0.9'\.$"),
+        (
+            lambda: passatk.summarize(RES, 1, level="0.9"),
+            TypeError,
+            r"^`level` must be a number strictly between 0 and 1, e.g. 0.95; got level='0.9'\.$",
+        ),
         (lambda: passatk.compare(RES, OTHER, 1, level=None), TypeError, r"`level` must be .*; got level=None"),
-        (lambda: passatk.crossover(RES, OTHER, n_resamples=2.5), TypeError, r"`n_resamples` must be an integer >= 2; got n_resamples=2.5"),
+        (
+            lambda: passatk.crossover(RES, OTHER, n_resamples=2.5),
+            TypeError,
+            r"`n_resamples` must be an integer >= 2; got n_resamples=2.5",
+        ),
         (lambda: passatk.summarize(RES, 1, n_resamples="many"), TypeError, r"`n_resamples` must be an integer >= 100"),
         (lambda: passatk.plan_comparison(0.1, 1.5), TypeError, r"`k` must be an integer >= 1; got k=1.5"),
         (lambda: passatk.plan_comparison("0.1"), TypeError, r"`delta` must be a difference in pass@k"),
@@ -28,10 +36,18 @@ OTHER = Results.from_counts(list("abcd"), [8] * 4, [1, 2, 4, 8], name="o")
         (lambda: passatk.summarize(RES, 1, method="bca", rng="seed"), TypeError, r"`rng` must be an integer seed"),
         # a right type with a wrong value is a ValueError
         (lambda: passatk.summarize(RES, 1, level=1.5), ValueError, r"got level=1.5\.$"),
-        (lambda: passatk.crossover(RES, OTHER, n_resamples=1), ValueError, r"`n_resamples` must be an integer >= 2; got n_resamples=1"),
+        (
+            lambda: passatk.crossover(RES, OTHER, n_resamples=1),
+            ValueError,
+            r"`n_resamples` must be an integer >= 2; got n_resamples=1",
+        ),
         (lambda: passatk.plan_comparison(0.1, 0), ValueError, r"`k` must be an integer >= 1; got k=0"),
         (lambda: k_schedule(-1, k_start=4, switch_step=2), ValueError, r"`step` must be at least 0; got step=-1"),
-        (lambda: passatk.summarize(RES, 1, target="all"), ValueError, r"`target` must be one of 'population', 'fixed'; got target='all'"),
+        (
+            lambda: passatk.summarize(RES, 1, target="all"),
+            ValueError,
+            r"`target` must be one of 'population', 'fixed'; got target='all'",
+        ),
         (lambda: passatk.curves({}), ValueError, r"`models` is empty"),
     ],
 )

@@ -233,8 +233,7 @@ def as_results(x, name: str = "results"):
 
     if not isinstance(x, Results):
         raise TypeError(
-            f"`{name}` must be a passatk.Results (see passatk.load_results or Results.from_counts); "
-            f"got {type(x).__name__}."
+            f"`{name}` must be a passatk.Results (see passatk.load_results or Results.from_counts); got {type(x).__name__}."
         )
     return x
 

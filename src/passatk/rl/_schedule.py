@@ -39,13 +39,16 @@ def k_schedule(step, *, k_start, switch_step, k_end=1, ramp_steps=0):
     >>> [k_schedule(s, k_start=16, switch_step=10, ramp_steps=4) for s in range(9, 16)]
     [16, 16, 8, 4, 2, 1, 1]
     """
-    for name, value, low in (("step", step, 0), ("k_start", k_start, 1), ("k_end", k_end, 1),
-                             ("switch_step", switch_step, 0), ("ramp_steps", ramp_steps, 0)):
+    for name, value, low in (
+        ("step", step, 0),
+        ("k_start", k_start, 1),
+        ("k_end", k_end, 1),
+        ("switch_step", switch_step, 0),
+        ("ramp_steps", ramp_steps, 0),
+    ):
         as_int(value, name, low=low, rule=f"be at least {low}", type_rule="be an integer")
     if k_end > k_start:
-        raise ValueError(
-            f"`k_end` must not exceed `k_start` (k is annealed downwards); got k_start={k_start}, k_end={k_end}."
-        )
+        raise ValueError(f"`k_end` must not exceed `k_start` (k is annealed downwards); got k_start={k_start}, k_end={k_end}.")
     if step < switch_step:
         return int(k_start)
     if step >= switch_step + ramp_steps:
