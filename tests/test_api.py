@@ -133,6 +133,15 @@ def test_import_passatk_does_not_load_the_executor():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_every_exception_is_reachable_from_passatk_exceptions():
+    """passatk.exceptions names every package exception, the sandbox's included (loaded on first use)."""
+    from passatk import exceptions
+
+    execute = importlib.import_module("passatk.execute")
+    assert exceptions.SandboxError is execute.SandboxError and exceptions.SandboxWarning is execute.SandboxWarning
+    assert exceptions.ResultsFormatError is passatk.ResultsFormatError and issubclass(exceptions.ResultsFormatError, ValueError)
+
+
 def test_executor_names_load_on_first_use():
     """``passatk.evaluate``, ``passatk.EvaluationResult`` and ``passatk.execute`` come from passatk.execute."""
     execute = importlib.import_module("passatk.execute")
