@@ -37,7 +37,7 @@ class TestCrossover:
         exact = [exact_mean(16, FOCUSED, k) - exact_mean(16, DIVERSE, k) for k in range(1, 17)]
         np.testing.assert_allclose(x.difference, [float(e) for e in exact], rtol=0, atol=1e-14)
         first = next(k for k, e in zip(range(1, 17), exact) if e < 0)
-        assert (x.leader, x.k_cross, first) == ("focused", 5, 5)
+        assert (x.leader_at_small_k, x.k_cross, first) == ("focused", 5, 5) and x.leader == x.leader_at_small_k
         assert x.ks.tolist() == list(range(1, 17)) and x.problems == 8 and x.k is x.ks
 
     def test_interval_tightens_with_more_problems(self):
@@ -53,7 +53,7 @@ class TestCrossover:
         strong = Results.from_counts(ids, [10] * 6, [9, 8, 7, 6, 5, 4], name="strong")
         weak = Results.from_counts(ids, [10] * 6, [1, 1, 0, 0, 0, 0], name="weak")
         x = crossover(strong, weak, n_resamples=200, rng=0)
-        assert x.leader == "strong" and x.k_cross is None and x.share_crossing == 0.0
+        assert x.leader_at_small_k == "strong" and x.k_cross is None and x.share_crossing == 0.0
         assert np.isinf(x.ci.low) and np.isinf(x.ci.high)
         d = json.loads(json.dumps(x.to_dict()))
         assert d["k_cross"] is None and d["ci"] == [None, None] and d["k_max"] == 10
@@ -62,7 +62,7 @@ class TestCrossover:
         """Two identical curves: no leader, no crossing."""
         a, _ = pair()
         x = crossover(a, a, n_resamples=20, rng=0)
-        assert x.leader is None and x.k_cross is None
+        assert x.leader_at_small_k is None and x.k_cross is None
 
     def test_paired_bootstrap_resamples_problems_together(self):
         """Replicate k's equal a direct recomputation with the same generator draws (problems resampled jointly)."""

@@ -80,10 +80,11 @@ class CrossoverResult:
         The k grid searched (``k`` is an alias).
     difference : ndarray of float, shape (K,)
         pass@k of ``a`` minus pass@k of ``b`` on the shared problems.
-    leader : str or None
-        The model ahead at the smallest k (None if the curves are equal everywhere).
+    leader_at_small_k : str or None
+        The model ahead at the smallest k (None if the curves are equal everywhere;
+        ``leader`` is an alias).
     k_cross : int or None
-        The first k at which ``leader`` is strictly behind; None when it never is.
+        The first k at which the leader is strictly behind; None when it never is.
     ci : ConfidenceInterval
         Percentile interval of the crossing k over bootstrap replicates.  A
         replicate without a crossing counts as "beyond the grid", so
@@ -101,7 +102,7 @@ class CrossoverResult:
     models: tuple[str, str]
     ks: np.ndarray
     difference: np.ndarray
-    leader: str | None
+    leader_at_small_k: str | None
     k_cross: int | None
     ci: ConfidenceInterval
     share_crossing: float
@@ -113,6 +114,11 @@ class CrossoverResult:
     def k(self) -> np.ndarray:
         """Alias of :attr:`ks`."""
         return self.ks
+
+    @property
+    def leader(self) -> str | None:
+        """Alias of :attr:`leader_at_small_k`."""
+        return self.leader_at_small_k
 
     @property
     def names(self) -> tuple[str, str]:
@@ -129,7 +135,7 @@ class CrossoverResult:
         as_json = lambda v: None if not np.isfinite(v) else int(v)  # noqa: E731
         return {
             "models": list(self.models),
-            "leader_at_small_k": self.leader,
+            "leader_at_small_k": self.leader_at_small_k,
             "k_cross": self.k_cross,
             "ci": [as_json(self.ci.low), as_json(self.ci.high)],
             "level": self.level,
@@ -221,7 +227,7 @@ def crossover(
     >>> focused = Results.from_counts(list("abcd"), [8] * 4, [8, 8, 0, 0], name="focused")
     >>> diverse = Results.from_counts(list("abcd"), [8] * 4, [2, 2, 2, 2], name="diverse")
     >>> x = crossover(focused, diverse, n_resamples=200, rng=0)
-    >>> x.leader, x.k_cross
+    >>> x.leader_at_small_k, x.k_cross
     ('focused', 3)
     """
     a, b, ks, level, n_resamples = _crossover_iv(a, b, ks, level, n_resamples)
@@ -238,7 +244,7 @@ def crossover(
         models=names,
         ks=ks,
         difference=diff,
-        leader=None if sign == 0 else names[0 if sign > 0 else 1],
+        leader_at_small_k=None if sign == 0 else names[0 if sign > 0 else 1],
         k_cross=None if not np.isfinite(k_cross) else int(k_cross),
         ci=ConfidenceInterval(float(ci.low), float(ci.high)),
         share_crossing=float(np.isfinite(boot_k).mean()),

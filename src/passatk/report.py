@@ -230,20 +230,20 @@ def crossover_lines(crossovers: Iterable) -> list[str]:
     for x in crossovers:
         a, b = x.models
         level = int(round(100 * x.level))
-        if x.leader is None:
+        if x.leader_at_small_k is None:
             lines.append(f"{a} vs {b}: identical curves for k <= {x.ks.max()}.")
             continue
-        other = b if x.leader == a else a
+        other = b if x.leader_at_small_k == a else a
         hi = "beyond the largest k" if not np.isfinite(x.ci.high) else f"{x.ci.high:g}"
         lo = "beyond the largest k" if not np.isfinite(x.ci.low) else f"{x.ci.low:g}"
         if x.k_cross is None:
             lines.append(
-                f"{x.leader} leads {other} at k = {x.ks.min()} and stays ahead for every k <= {x.ks.max()} "
+                f"{x.leader_at_small_k} leads {other} at k = {x.ks.min()} and stays ahead for every k <= {x.ks.max()} "
                 f"(a crossing in {100 * x.share_crossing:.0f}% of bootstrap replicates; {x.problems} shared problems)."
             )
         else:
             lines.append(
-                f"{x.leader} leads {other} at k = {x.ks.min()}; {other} overtakes it at k = {x.k_cross} "
+                f"{x.leader_at_small_k} leads {other} at k = {x.ks.min()}; {other} overtakes it at k = {x.k_cross} "
                 f"({level}% CI: {lo} to {hi}; a crossing in {100 * x.share_crossing:.0f}% of bootstrap "
                 f"replicates; {x.problems} shared problems)."
             )
