@@ -40,6 +40,7 @@ import sys
 __all__ = ["MAX_DEPTH", "MAX_ITEMS", "ProtocolError", "Remote", "SampleError", "decode", "dumps", "encode",
            "exception_info", "loads", "rebuild_exception"]
 
+_compact = json.JSONEncoder(separators=(",", ":")).encode
 MAX_DEPTH = 100  # nesting beyond this is sent as a reference
 MAX_ITEMS = 1_000_000  # items taken from an iterator before it is sent as a reference instead
 
@@ -196,7 +197,7 @@ def encode(value, refs=None):
 
 def dumps(value, refs=None):
     """``encode`` as UTF-8 JSON bytes."""
-    return json.dumps(encode(value, refs), separators=(",", ":")).encode("utf-8", "surrogatepass")
+    return _compact(encode(value, refs)).encode("utf-8", "surrogatepass")
 
 
 # --------------------------------------------------------------------------- #

@@ -213,11 +213,12 @@ def enter_child(cfg, cpu_seconds, stdin_fd, stdout_fd, stderr_fd, keep=()):
         os.closerange(low, fd)
         low = fd + 1
     os.closerange(low, 65536)
-    soft = int(math.ceil(cpu_seconds)) + 1
-    try:
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
-    except (ValueError, OSError):
-        pass
+    if cpu_seconds is not None:  # None: a process that lives for many runs, budgeted by its parent
+        soft = int(math.ceil(cpu_seconds)) + 1
+        try:
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
+        except (ValueError, OSError):
+            pass
     if cfg.get("memory_bytes"):
         _limit(resource.RLIMIT_AS, cfg["memory_bytes"])
     _limit(resource.RLIMIT_FSIZE, cfg["file_bytes"])

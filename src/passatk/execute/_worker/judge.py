@@ -1,9 +1,13 @@
 """The judge: runs the trusted tests in a process of its own and decides the verdict.
 
-The judge is forked from the worker for one job.  It holds the tests, the
-expected values and the verdict pipe; the sample's process holds none of
-them and reaches the judge only through the call channel, over which the
-judge asks for the sample's names and calls its functions.  Every answer is
+The judge is forked from the worker (before its first job) and decides job
+after job: for each it receives the job and its end of that run's call
+channel, runs the tests in a fresh namespace, and sends the verdict back on
+its socket to the worker.  It holds the tests, the expected values and that
+socket; the sample's process holds none of them and reaches the judge only
+through the call channel, over which the judge asks for the sample's names
+and calls its functions.  A judge that runs over its budget, runs out of
+memory or dies is replaced by a fresh fork of the worker (:class:`Judge`).  Every answer is
 decoded by :func:`.encoding.decode` into values the judge builds itself, so
 the tests compare plain built-in values (or references equal only to
 themselves), with the judge's own builtins, modules and interpreter.
@@ -21,12 +25,14 @@ reply, the verdict is an error whatever the tests do with the exception.
 import builtins
 import json
 import os
+import socket
+import sys
 
-from . import encoding
-from .channel import Frames
+from . import encoding, hardening, supervise
+from .channel import Frames, compact, memfd, read_fd, receive, send
 from .outputs import call_matches
 
-__all__ = ["SampleGone", "SampleProxy", "judge"]
+__all__ = ["Judge", "SampleGone", "SampleProxy", "decide"]
 
 REPLY_LIMIT = 16 << 20  # bytes of one answer from the sample
 _DETAIL_LIMIT = 300
@@ -66,7 +72,7 @@ class SampleProxy:
         if self.broken:
             raise SampleGone(self.broken)
         try:
-            self._frames.send(json.dumps(request, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+            self._frames.send(compact(request).encode("utf-8", "surrogatepass"))
         except OSError:
             self._fail("the sample's process ended while the tests were calling it")
         tree = self._reply()
@@ -157,16 +163,29 @@ def _status(exc):
     return ("failed" if isinstance(exc, AssertionError) else "error"), _detail(exc)
 
 
+_COMPILED = {}  # the trusted code of recent jobs, compiled once: a problem's samples share their tests
+
+
+def _compiled(source, filename):
+    key = (source, filename)
+    code = _COMPILED.get(key)
+    if code is None:
+        if len(_COMPILED) >= 512:
+            _COMPILED.clear()
+        code = _COMPILED[key] = compile(source, filename, "exec")
+    return code
+
+
 def _tests(job, proxy):
     """HumanEval/MBPP: the trusted ``head`` and ``tests`` run here against the sample's names."""
     try:
         proxy.hello()
         ns = _Namespace(proxy, job.get("remote", ()))
         if job.get("head"):
-            exec(compile(job["head"], "<prompt>", "exec"), ns)
+            exec(_compiled(job["head"], "<prompt>"), ns)
         for name in job.get("remote", ()):
             dict.pop(ns, name, None)
-        exec(compile(job.get("tests", ""), "<tests>", "exec"), ns)
+        exec(_compiled(job.get("tests", ""), "<tests>"), ns)
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the tests did not return
         return _status(exc)
     return "passed", ""
@@ -204,13 +223,116 @@ def _calls(job, proxy):
     return "passed", ""
 
 
-def judge(job, channel_fd, verdict_fd):
-    """Decide ``job`` against the sample on ``channel_fd``; write ``[status, detail]`` to ``verdict_fd``."""
+def decide(job, channel_fd):
+    """The ``[status, detail]`` of ``job`` against the sample on ``channel_fd`` (closed after)."""
     proxy = SampleProxy(channel_fd)
-    status, detail = (_calls if job["kind"] == "call" else _tests)(job, proxy)
+    try:
+        status, detail = (_calls if job["kind"] == "call" else _tests)(job, proxy)
+    finally:
+        os.close(channel_fd)
     if proxy.broken:  # whatever the tests did with the exception
         status, detail = "error", proxy.broken
-    try:
-        os.write(verdict_fd, (json.dumps([status, detail]) + "\n").encode("utf-8", "replace"))
-    finally:
-        os._exit(0)
+    return [status, detail]
+
+
+def _serve(sock, cwd):
+    """The judge's life: jobs in, verdicts out, the interpreter put back in order between them."""
+    limit = sys.getrecursionlimit()
+    while True:
+        try:
+            _, _, fds = receive(sock)
+        except (EOFError, OSError):
+            os._exit(0)
+        job = json.loads(read_fd(fds[0]).decode("utf-8", "surrogatepass"))
+        verdict = decide(job, fds[1])
+        sys.settrace(None)
+        sys.setprofile(None)
+        sys.setrecursionlimit(limit)
+        sys.stdin, sys.stdout, sys.stderr = hardening.STDIO
+        os.chdir(cwd)
+        send(sock, "verdict", verdict)
+
+
+class Judge:
+    """The worker's handle on its judge process (started on first use, replaced when it fails)."""
+
+    RECYCLE = 1000  # jobs a judge decides before a fresh one replaces it (bounds what tests leave behind)
+
+    def __init__(self, cfg):
+        self.cfg, self.pid, self.sock, self.jobs = cfg, None, None, 0
+
+    def _start(self):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                os.chdir(self.cfg["cwd"])
+                hardening.enter_child(self.cfg, None, devnull, devnull, devnull, keep=(theirs.fileno(),))
+                _serve(theirs, self.cfg["cwd"])
+            finally:
+                os._exit(70)
+        theirs.close()
+        os.close(devnull)
+        self.pid, self.sock, self.jobs = pid, ours, 0
+
+    def stop(self):
+        """Kill the judge and reap it (the next job starts a fresh one)."""
+        if self.pid is not None:
+            try:
+                os.killpg(self.pid, 9)
+            except OSError:
+                pass
+            os.waitpid(self.pid, 0)
+            self.sock.close()
+            self.pid = self.sock = None
+
+    def decide(self, job, channel, cpu, wall, readers, watch):
+        """Have the judge decide ``job`` within ``cpu`` CPU and ``wall`` wall seconds.
+
+        ``channel`` is the judge's end of the run's call channel (passed over and
+        closed here); ``readers`` and ``watch`` are other descriptors to serve
+        meanwhile (see :func:`.supervise.supervise`).  Returns (verdict or None,
+        outcome or None when the judge could not even be given the job).
+        """
+        if self.pid is None or self.jobs >= self.RECYCLE:
+            self.stop()
+            self._start()
+        self.jobs += 1
+        trusted = {k: v for k, v in job.items() if k != "source"}  # the judge has no use for the program
+        job_fd = memfd(compact(trusted).encode("utf-8", "surrogatepass"), "job")
+        try:
+            send(self.sock, "job", {}, [job_fd, channel.fileno()])
+        except OSError:
+            self.stop()
+            return None, None
+        finally:
+            os.close(job_fd)
+            channel.close()
+        said = []
+
+        def on_verdict():
+            try:
+                _, verdict, fds = receive(self.sock)
+            except (EOFError, OSError):
+                return None  # its death shows on its pidfd
+            for fd in fds:
+                os.close(fd)
+            said.append(verdict)
+            return "decided"
+
+        outcome = supervise.supervise(self.pid, cpu, wall, readers, {self.sock.fileno(): on_verdict, **watch}, persistent=True)
+        if outcome.how != "decided":  # it died, or ran over its budget and was killed: either way it is reaped
+            try:
+                os.killpg(self.pid, 9)  # whatever it left in its process group
+            except OSError:
+                pass
+            self._forget()
+        elif said and said[0][0] == "oom":
+            self.stop()  # a judge that ran out of memory is not trusted with the next job
+        return (said[0] if said else None), outcome
+
+    def _forget(self):
+        self.sock.close()
+        self.pid = self.sock = None

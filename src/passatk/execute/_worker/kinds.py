@@ -16,8 +16,8 @@ A job is a plain dict with a ``key`` and a ``kind``:
 
 Who holds what.  The sample's process (forked from the zygote) holds the
 program, its input and its end of the call channel, nothing else.  The judge
-(forked from the worker) holds the tests or the expected results and writes
-its verdict on a pipe only it and the worker have.  For ``stdio`` and
+(forked from the worker, see :mod:`.judge`) holds the tests or the expected
+results and sends its verdict on a socket only it and the worker have.  For ``stdio`` and
 ``command`` jobs the worker itself decides, from output read on pipes it made
 and expected values the sample's process never receives.
 """
@@ -26,15 +26,14 @@ import json
 import os
 import socket
 
-from . import hardening, supervise
-from .judge import judge
+from . import supervise
+from .channel import memfd
 from .outputs import stdio_matches
 from .verdict import Verdict
 from .zygote import ZygoteGone
 
 __all__ = ["run_job"]
 
-_VERDICT_LIMIT = 1 << 16  # bytes of a judge's verdict
 _TAIL_BYTES = 4096  # bytes of stderr kept
 _GRACE = 10.0  # seconds the zygote may take past a run's own limits before it counts as gone
 
@@ -49,53 +48,36 @@ def _judged(job, cfg, zyg):
     wall = _wall(cfg, cpu)
     judge_end, sample_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     err_r, err_w = os.pipe()
-    verdict_r, verdict_w = os.pipe()
     devnull = os.open(os.devnull, os.O_RDWR)
     try:
         zyg.start("serve", job["source"], cpu, wall, devnull, devnull, err_w, sample_end.fileno())
     finally:
         sample_end.close()
         os.close(err_w)
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.chdir(cfg["cwd"])
-            os.close(verdict_r)
-            os.close(err_r)
-            hardening.enter_child(cfg, cpu, devnull, devnull, devnull, keep=(judge_end.fileno(), verdict_w))
-            judge(job, judge_end.fileno(), verdict_w)
-        finally:
-            os._exit(70)
-    judge_end.close()
-    os.close(verdict_w)
-    os.close(devnull)
+        os.close(devnull)
     try:
-        readers = [(verdict_r, _VERDICT_LIMIT, "head"), (err_r, _TAIL_BYTES, "tail")]
-        outcome = supervise.supervise(pid, cpu, wall, readers, watch={zyg.sock.fileno(): zyg.on_readable})
+        said, outcome = cfg["judge"].decide(job, judge_end, cpu, wall, [(err_r, _TAIL_BYTES, "tail")],
+                                            {zyg.sock.fileno(): zyg.on_readable})
         ran = zyg.finish(_GRACE)
     finally:
-        supervise.kill_all(False)  # whatever the judge left
-        os.close(verdict_r)
         os.close(err_r)
-    said, stderr = outcome.buffers
-    cpu_used = outcome.cpu + ran["cpu"]
-    try:
-        status, detail = json.loads(said.decode())
-    except ValueError:
-        status, detail = None, ""
-    if status == "passed" and outcome.how == "exited":
-        return ("passed", ""), cpu_used, outcome.wall
-    sample_end_how = supervise.abnormal(ran["how"], ran["status"], ran["cpu"], stderr) if ran["how"] != "stopped" else None
+    if outcome is None:
+        raise OSError("the judge could not be given the job")
+    status, detail = said if said else (None, "")
+    cpu_used, wall_used = outcome.cpu + ran["cpu"], outcome.wall
+    if status == "passed" and outcome.how == "decided":
+        return ("passed", ""), cpu_used, wall_used
+    sample_end_how = supervise.abnormal(ran["how"], ran["status"], ran["cpu"], outcome.buffers[0]) if ran["how"] != "stopped" else None
     if ran["how"] == "timeout":
-        return sample_end_how, cpu_used, outcome.wall
+        return sample_end_how, cpu_used, wall_used
     if outcome.how == "timeout":
-        return ("timeout", f"the tests timed out (CPU {outcome.cpu:.2f} s)"), cpu_used, outcome.wall
+        return ("timeout", f"the tests timed out (CPU {outcome.cpu:.2f} s)"), cpu_used, wall_used
     if status in ("failed", "error", "oom") and not (status == "error" and sample_end_how):
-        return (status, detail), cpu_used, outcome.wall
+        return (status, detail), cpu_used, wall_used
     if sample_end_how:
-        return sample_end_how, cpu_used, outcome.wall
+        return sample_end_how, cpu_used, wall_used
     code = os.waitstatus_to_exitcode(outcome.status)
-    return ("error", f"the judge ended without a verdict (exit status {code})"), cpu_used, outcome.wall
+    return ("error", f"the judge ended without a verdict (exit status {code})"), cpu_used, wall_used
 
 
 def _direct(cfg, zyg, mode, source, stdin, out_limit, **extra):
@@ -122,19 +104,10 @@ def _direct(cfg, zyg, mode, source, stdin, out_limit, **extra):
     return how, ran, waited.buffers[0], waited.buffers[1]
 
 
-def _memfd(text):
-    fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
-    data = memoryview(text.encode("utf-8", "surrogatepass"))
-    while data:
-        data = data[os.write(fd, data):]
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
-
-
 def _stdio(job, cfg, zyg):
     total_cpu = total_wall = 0.0
     for i, (stdin, expected) in enumerate(job["cases"]):
-        in_fd = _memfd(stdin)
+        in_fd = memfd(stdin.encode("utf-8", "surrogatepass"), "stdin")
         try:
             limit = len(json.dumps(expected).encode()) * 4 + 65536
             how, ran, out, err = _direct(cfg, zyg, "script", job["source"], in_fd, limit)

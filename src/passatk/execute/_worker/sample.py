@@ -26,23 +26,11 @@ import os
 import sys
 
 from . import encoding
-from .channel import Frames
+from .channel import Frames, read_fd
 
 __all__ = ["run"]
 
 REQUEST_LIMIT = 64 << 20  # bytes of one request from the judge
-
-
-def _source(fd):
-    chunks = []
-    os.lseek(fd, 0, os.SEEK_SET)
-    while True:
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(fd)
-    return b"".join(chunks).decode("utf-8", "surrogatepass")
 
 
 def _main(source):
@@ -126,7 +114,7 @@ def _exec(source, argv, filename):
 def run(mode, source_fd, channel_fd, spec):
     """Run the sample in this (forked, limited) process; never returns."""
     try:
-        source = _source(source_fd)
+        source = read_fd(source_fd).decode("utf-8", "surrogatepass")
         if mode == "serve":
             _serve(source, channel_fd)
         elif mode == "script":

@@ -44,7 +44,7 @@ def cpu_time(pid):
     return sum(int(x) for x in fields[11:15]) / _CLK_TCK
 
 
-def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None):
+def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=False):
     """Wait for child ``pid`` within ``cpu_limit`` CPU seconds and ``wall_limit`` wall seconds.
 
     ``readers`` are ``(fd, limit, keep)`` triples: pipes drained while the
@@ -53,9 +53,12 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None):
     maps other descriptors to callables, called when readable, that return
     None to go on or how the wait ends ("stopped", or "exited" when the
     process is watched only through that descriptor: ``pid`` None, whose
-    wait ends by ``watch`` or at ``wall_limit``).  Returns an :class:`Outcome`.
+    wait ends by ``watch`` or at ``wall_limit``).  A ``persistent`` process
+    (the judge, which decides job after job) is budgeted from its CPU time
+    now, and left running when ``watch`` ends the wait.  Returns an :class:`Outcome`.
     """
     start = time.monotonic()
+    base = cpu_time(pid) if persistent else 0.0
     poller = select.poll()
     pidfd = None
     if pid is not None:
@@ -72,11 +75,11 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None):
         poller.register(fd, select.POLLIN)
 
     def take(fd):
-        """Read what is there; False at end of input, None past a head reader's limit."""
+        """Read what is there; False at end of input, None past a head reader's limit, "" if nothing yet."""
         try:
             chunk = os.read(fd, 65536)
         except BlockingIOError:
-            return True
+            return ""
         if not chunk:
             return False
         i = index[fd]
@@ -97,7 +100,7 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None):
         # CPU time cannot outrun wall time (but for threads, which the CPU rlimit backs up),
         # so /proc is read only once the budget could be spent.
         if cpu + (wall - checked) >= cpu_limit:
-            cpu, checked = cpu_time(pid), wall
+            cpu, checked = cpu_time(pid) - base, wall
         if cpu >= cpu_limit or wall >= wall_limit:
             how = "timeout"
             break
@@ -111,10 +114,13 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None):
                 more = take(fd)
                 if more is None:
                     how = how or "stopped"
-                elif not more:
+                elif more is False:
                     poller.unregister(fd)
     status, cpu = 0, 0.0
-    if pid is not None:
+    if persistent and how not in ("exited", "timeout"):
+        cpu = cpu_time(pid) - base
+        os.close(pidfd)
+    elif pid is not None:
         if how != "exited":
             for kill in (os.killpg, os.kill):
                 try:
@@ -123,12 +129,12 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None):
                     pass
         _, status, usage = os.wait4(pid, 0)
         os.close(pidfd)
-        cpu = usage.ru_utime + usage.ru_stime
+        cpu = usage.ru_utime + usage.ru_stime - base
     for fd, _, _ in readers:  # what is already there; descendants may hold the pipe open
         for _ in range(64):
-            if not take(fd):
+            if take(fd) is not True:
                 break
-    if how == "stopped" and pid is not None and not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
+    if how == "stopped" and pid is not None and not persistent and not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
         how = "exited"  # it ended on its own (exit, or a signal of its own) before our kill could
     if how == "exited" and os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
         if cpu >= cpu_limit * 0.99:
@@ -183,6 +189,8 @@ def kill_all(everyone):
     ``kill(-1)`` reaches them all; otherwise children are killed layer by layer
     (when a parent dies its children come to us, the subreaper).
     """
+    if not everyone and not _children():
+        return
     while True:
         if everyone:
             try:

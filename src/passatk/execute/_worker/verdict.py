@@ -1,6 +1,6 @@
 """The verdict record: what a worker decided about one job."""
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 __all__ = ["STATUSES", "Verdict"]
 
@@ -43,7 +43,7 @@ class Verdict:
 
     def to_dict(self) -> dict:
         """The record as a worker sends it and a journal stores it."""
-        return asdict(self)
+        return {"key": self.key, "status": self.status, "detail": self.detail, "cpu": self.cpu, "wall": self.wall}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Verdict":

@@ -24,6 +24,7 @@ import tempfile
 
 from . import hardening
 from .channel import emit, events
+from .judge import Judge
 from .kinds import run_job
 from .zygote import Zygote, ZygoteGone
 
@@ -41,7 +42,8 @@ def serve(sock):
                 info = hardening.harden()
                 hardening.warm_up(cfg.get("import_paths") or ())
                 cfg["base"] = tempfile.mkdtemp(prefix="passatk-judge-", dir=cfg.get("tmp") or None)
-                cfg["cwd"] = cfg["base"]  # the judges' working directory, emptied after each job
+                cfg["cwd"] = cfg["base"]  # the judge's working directory, emptied after each job
+                cfg["judge"] = Judge(cfg)
                 sample = zyg.wait_ready()
                 emit("ready", {**sample, "judge": {**info, "pid": os.getpid()}, "python": sys.version.split()[0]})
             elif name == "batch":
@@ -53,6 +55,8 @@ def serve(sock):
         print(f"passatk worker: {exc}", file=sys.stderr)
         os._exit(3)
     finally:
+        if cfg is not None and cfg.get("judge"):
+            cfg["judge"].stop()
         if cfg is not None and cfg.get("base"):
             import shutil
 

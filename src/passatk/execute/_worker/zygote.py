@@ -18,7 +18,7 @@ import select
 import tempfile
 
 from . import hardening, sample, supervise
-from .channel import receive, send
+from .channel import memfd, receive, send
 
 __all__ = ["Zygote", "serve"]
 
@@ -133,18 +133,14 @@ class Zygote:
         """Ask for a run of ``source``; the descriptors given are passed over and may be closed after."""
         self._id += 1
         self.ended = None
-        memfd = os.memfd_create("program", os.MFD_CLOEXEC)
+        program = memfd(source.encode("utf-8", "surrogatepass"), "program")
         try:
-            data = source.encode("utf-8", "surrogatepass")
-            view = memoryview(data)
-            while view:
-                view = view[os.write(memfd, view):]
-            fds = [memfd, stdin, stdout, stderr] + ([channel] if channel is not None else [])
+            fds = [program, stdin, stdout, stderr] + ([channel] if channel is not None else [])
             send(self.sock, "run", {"id": self._id, "mode": mode, "cpu": cpu, "wall": wall, **extra}, fds)
         except OSError as exc:
             raise ZygoteGone(f"the zygote ended ({exc})") from None
         finally:
-            os.close(memfd)
+            os.close(program)
         return self._id
 
     def on_readable(self, ends=False):
