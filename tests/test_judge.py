@@ -225,6 +225,7 @@ def verdicts(plan):
         return {v.key: v for v in w.run_batch(jobs)}
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("name", list(SAMPLES))
 def test_protocol(verdicts, name):
     """What the sample sends is only an answer: breaking the protocol, dying or lying is a non-pass."""

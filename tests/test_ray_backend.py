@@ -27,6 +27,8 @@ from passatk.execute import Journal, Limits, LocalPool, SandboxError, SandboxWar
 from passatk.execute.ray_backend import RayPool, ray_session
 from passatk.execute.tasks import humaneval_path
 
+pytestmark = [pytest.mark.ray, pytest.mark.sandbox]
+
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="Ray is not installed: pip install 'passatk[ray]'")
 
 LIMITS = Limits(timeout=1.0)
@@ -144,6 +146,7 @@ class TestRayPool:
         assert sorted(s for s, _ in local.values()).count("passed") == 16  # i % 3 != 0 for 16 of 0..23
         assert local[jobs[12]["key"]][0] in ("failed", "error")  # whether or not the worker survived it
 
+    @pytest.mark.slow
     def test_actor_killed_mid_batch_is_retried(self, cluster):
         """SIGKILL to an actor while one of its samples runs: its batch reruns, nothing lost or doubled."""
         jobs = _jobs(16, sleep=0.2)
@@ -245,6 +248,7 @@ class TestEvaluate:
         assert [json.loads(x)["status"] for x in local_lines[:4]] == ["passed", "failed", "error", "timeout"]
         assert load_results(tmp_path / "ray.jsonl").pass_at_k(1).tolist() == pytest.approx([0.25] * 4, abs=1e-12)  # 1 of 4 per problem
 
+    @pytest.mark.slow
     def test_driver_killed_resumes_from_journal(self, cluster, tmp_path):
         """A Ray driver killed with SIGKILL mid-run resumes from its journal to the uninterrupted verdicts."""
         slow = "    import time\n    time.sleep(0.1)\n"

@@ -169,7 +169,7 @@ def _shadowing(code) -> list[str]:
     The tests mean the sample's function by these names; every other built-in
     name in the tests is the judge's own.
 
-    >>> _shadowing("def sum(a, b):\n    return a\ndef f(): pass")
+    >>> _shadowing("def sum(a, b): return a + b\\ndef f(): pass")
     ['sum']
     """
     try:

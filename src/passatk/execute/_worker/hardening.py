@@ -164,7 +164,7 @@ def warm_up(import_paths=()):
         except ImportError:
             pass
     exec(compile(_WARM_UP, "<warm-up>", "exec"), {"__name__": "__warm_up__"})
-    STDIO[:] = [open(0, "r", encoding="utf-8", errors="replace", closefd=False),
+    STDIO[:] = [open(0, encoding="utf-8", errors="replace", closefd=False),
                 open(1, "w", encoding="utf-8", closefd=False), open(2, "w", encoding="utf-8", closefd=False)]
     # The dispositions a child starts with, set once here rather than in every child.
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):

@@ -27,6 +27,7 @@ import json
 import os
 import socket
 import sys
+import time
 
 from . import encoding, hardening, supervise
 from .channel import Frames, compact, memfd, read_fd, receive, send
@@ -244,7 +245,8 @@ def _serve(sock, cwd):
         except (EOFError, OSError):
             os._exit(0)
         job = json.loads(read_fd(fds[0]).decode("utf-8", "surrogatepass"))
-        verdict = decide(job, fds[1])
+        start = time.process_time()
+        verdict = decide(job, fds[1]) + [time.process_time() - start]  # its own CPU time, exactly (/proc counts ticks)
         sys.settrace(None)
         sys.setprofile(None)
         sys.setrecursionlimit(limit)
@@ -329,8 +331,10 @@ class Judge:
             except OSError:
                 pass
             self._forget()
-        elif said and said[0][0] == "oom":
-            self.stop()  # a judge that ran out of memory is not trusted with the next job
+        else:
+            outcome.cpu = said[0].pop()
+            if said[0][0] == "oom":
+                self.stop()  # a judge that ran out of memory is not trusted with the next job
         return (said[0] if said else None), outcome
 
     def _forget(self):
