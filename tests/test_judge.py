@@ -190,12 +190,12 @@ SAMPLES = {
     # (source, tests, expected status, a word the detail must contain)
     "honest": ("def add(a, b):\n    return a + b\n", TESTS, "passed", ""),
     "wrong": ("def add(a, b):\n    return a - b\n", TESTS, "failed", "AssertionError"),
-    "garbage reply": (CHANNEL + FRAME + "frame(b'[\"ready\"]')\nframe(b'not json')\n" + WAIT, TESTS, "error", "protocol"),
+    "garbage reply": (CHANNEL + FRAME + "frame(b'[\"ready\", [\"d\", []]]')\nframe(b'not json')\n" + WAIT, TESTS, "error", "protocol"),
     "oversize reply": (CHANNEL + "import struct, time\nos.write(fd, struct.pack('>I', 1 << 30))\ntime.sleep(5)\n", TESTS, "error",
                        "oversize"),
-    "ready twice": (CHANNEL + FRAME + "frame(b'[\"ready\"]')\nframe(b'[\"ready\"]')\n" + WAIT, TESTS, "error", "protocol"),
+    "ready twice": (CHANNEL + FRAME + "frame(b'[\"ready\", [\"d\", []]]')\nframe(b'[\"ready\", [\"d\", []]]')\n" + WAIT, TESTS, "error", "protocol"),
     "answer before asked": (CHANNEL + FRAME + "frame(b'[\"ok\", true]')\n" + WAIT, TESTS, "error", "protocol"),
-    "deep reply": (CHANNEL + FRAME + "frame(b'[\"ready\"]')\nframe(b'[\"ok\", ' + b'[\"l\", [' * 3000 + b']]' * 3000 + b']')\n" + WAIT, TESTS, "error", "protocol"),
+    "deep reply": (CHANNEL + FRAME + "frame(b'[\"ready\", [\"d\", []]]')\nframe(b'[\"ok\", ' + b'[\"l\", [' * 3000 + b']]' * 3000 + b']')\n" + WAIT, TESTS, "error", "protocol"),
     "channel closed": (CHANNEL + "os.close(fd)\n", TESTS, "error", "ended"),
     # the tests catch everything, yet a sample that died mid-call is never a pass
     "dies in a guarded call": ("import os\ndef add(a, b):\n    os._exit(0)\n",

@@ -65,7 +65,7 @@ class SampleProxy:
             tree = json.loads(data.decode("utf-8", "surrogatepass"))
         except (ValueError, RecursionError, UnicodeDecodeError):
             self._fail("protocol violation: a reply that is not JSON")
-        if type(tree) is not list or not tree or tree[0] not in ("ok", "raised", "ready") or len(tree) != (1 if tree[0] == "ready" else 2):
+        if type(tree) is not list or not tree or tree[0] not in ("ok", "raised", "ready") or len(tree) != 2:
             self._fail("protocol violation: a reply of unknown shape")
         return tree
 
@@ -92,16 +92,21 @@ class SampleProxy:
         return encoding.Remote(ref_id, type_name, self)
 
     def hello(self):
-        """Wait until the program has run; raise what it raised."""
+        """Wait until the program has run; raise what it raised, else return its functions and classes."""
         tree = self._reply()
-        if tree[0] == "raised":
-            try:
-                error = encoding.rebuild_exception(tree[1])
-            except encoding.ProtocolError as exc:
-                self._fail(f"protocol violation: {exc}")
-            raise error
-        if tree[0] != "ready":
+        if tree[0] == "ok":
             self._fail("protocol violation: an answer before 'ready'")
+        try:
+            if tree[0] == "raised":
+                error = encoding.rebuild_exception(tree[1])
+            else:
+                names = encoding.decode(tree[1], self._remote)
+                if type(names) is not dict or not all(type(k) is str and type(v) is encoding.Remote for k, v in names.items()):
+                    raise encoding.ProtocolError("'ready' must name references")
+                return names
+        except encoding.ProtocolError as exc:
+            self._fail(f"protocol violation: {exc}")
+        raise error
 
     def lookup(self, name):
         return self._ask(["global", name])
@@ -137,14 +142,14 @@ class _Namespace(dict):
     (an MBPP function called ``sum``).
     """
 
-    def __init__(self, proxy, remote=()):
+    def __init__(self, proxy, known, remote=()):
         super().__init__(__name__="__main__", __builtins__=builtins)
-        self._proxy, self._remote = proxy, frozenset(remote)
+        self._proxy, self._known, self._remote = proxy, known, frozenset(remote)
 
     def __missing__(self, name):
         if name not in self._remote and (hasattr(builtins, name) or name.startswith("__")):
             raise KeyError(name)  # Python then looks in builtins, the judge's own
-        value = self._proxy.lookup(name)
+        value = self._known[name] if name in self._known else self._proxy.lookup(name)
         if isinstance(value, encoding.Remote) or type(value) is type(builtins):
             dict.__setitem__(self, name, value)
         return value
@@ -180,8 +185,7 @@ def _compiled(source, filename):
 def _tests(job, proxy):
     """HumanEval/MBPP: the trusted ``head`` and ``tests`` run here against the sample's names."""
     try:
-        proxy.hello()
-        ns = _Namespace(proxy, job.get("remote", ()))
+        ns = _Namespace(proxy, proxy.hello(), job.get("remote", ()))
         if job.get("head"):
             exec(_compiled(job["head"], "<prompt>"), ns)
         for name in job.get("remote", ()):
@@ -192,25 +196,21 @@ def _tests(job, proxy):
     return "passed", ""
 
 
-def _entry(proxy, name):
+def _entry(proxy, known, name):
     """``Solution().<name>`` when the program defines such a class (LeetCode style), else ``<name>``."""
-    try:
-        owner = proxy.lookup("Solution")
-    except NameError:
-        owner = None
+    owner = known.get("Solution")
     if isinstance(owner, encoding.Remote):
         try:
             return getattr(owner(), name)
         except AttributeError:
             pass
-    return proxy.lookup(name)
+    return known[name] if name in known else proxy.lookup(name)
 
 
 def _calls(job, proxy):
     """Call-based tasks: each case's arguments go out, the result comes back and is compared here."""
     try:
-        proxy.hello()
-        fn = _entry(proxy, job["func_name"])
+        fn = _entry(proxy, proxy.hello(), job["func_name"])
     except BaseException as exc:
         return _status(exc)
     for i, (args, expected) in enumerate(job["cases"]):

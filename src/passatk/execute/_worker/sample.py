@@ -8,8 +8,8 @@ answers on that channel, and the judge trusts nothing it says.
 
 Modes:
 
-``serve``   run the program as ``__main__``, say ``["ready"]`` (or
-            ``["raised", exception]``) on the channel, then answer requests:
+``serve``   run the program as ``__main__``, say ``["ready", {name: its functions and
+            classes}]`` (or ``["raised", exception]``) on the channel, then answer requests:
             ``["global", name]``, ``["attr", ref, name]``, ``["setattr", ref, name, value]``,
             ``["call", ref, args, kwargs]``, ``["iter", ref]``, ``["next", ref]``
             with ``["ok", value]`` or ``["raised", exception]`` (see
@@ -31,6 +31,7 @@ from .channel import Frames, read_fd
 __all__ = ["run"]
 
 REQUEST_LIMIT = 64 << 20  # bytes of one request from the judge
+_FUNCTION = type(lambda: None)
 
 
 def _main(source):
@@ -66,13 +67,15 @@ def _answer(request, ns, refs):
 
 def _serve(source, fd):
     channel = Frames(fd, REQUEST_LIMIT)
+    refs = {}
     try:
         ns = _main(source)
-        channel.send(b'["ready"]')
+        # the program's own functions and classes, sent with "ready" so the judge need not ask for each
+        mine = {k: v for k, v in ns.items() if isinstance(v, (type, _FUNCTION)) and getattr(v, "__module__", None) == "__main__"}
+        channel.send(b'["ready",' + encoding.dumps(mine, refs) + b"]")
     except BaseException as exc:
         channel.send(json.dumps(["raised", encoding.exception_info(exc)]).encode())
         os._exit(0)
-    refs = {}
     while True:
         try:
             request = json.loads(channel.receive())
