@@ -30,7 +30,6 @@ from __future__ import annotations
 import ast
 import base64
 import builtins
-import gzip
 import hashlib
 import io
 import json
@@ -42,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from passatk.execute.sandbox import Limits
+from passatk.loaders import read_jsonl
 
 __all__ = ["Problem", "build_job", "job_key", "load_problems", "read_samples", "DATASETS", "humaneval_path"]
 
@@ -81,33 +81,6 @@ def humaneval_path() -> Path:
 # --------------------------------------------------------------------------- #
 # reading files
 # --------------------------------------------------------------------------- #
-def _records(path: Path) -> list[tuple[int, dict]]:
-    """(line, record) of a JSONL or JSON-list file, optionally gzipped; errors name file and line."""
-    try:
-        raw = gzip.open(path, "rt", encoding="utf-8").read() if path.suffix == ".gz" else path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such file.") from None
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
-        raise ValueError(f"{path}: cannot be read as UTF-8 text ({exc}).") from None
-    if raw.lstrip().startswith("["):
-        data = json.loads(raw)
-        out = list(enumerate(data, 1))
-    else:
-        out = []
-        for lineno, line in enumerate(raw.splitlines(), 1):
-            if line.strip():
-                try:
-                    out.append((lineno, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{lineno}: not valid JSON ({exc.msg}).") from None
-    for lineno, rec in out:
-        if not isinstance(rec, dict):
-            raise ValueError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}.")
-    if not out:
-        raise ValueError(f"{path}: no records.")
-    return out
-
-
 _ID_KEYS = ("task_id", "question_id", "problem_id")
 _TEXT_KEYS = ("completion", "solution", "code")
 
@@ -126,7 +99,7 @@ def read_samples(path: str | os.PathLike) -> list[dict]:
     """
     path = Path(path)
     samples = []
-    for lineno, rec in _records(path):
+    for lineno, rec in read_jsonl(path, what="samples file"):
         text_key = next((k for k in _TEXT_KEYS if k in rec), None)
         if text_key is None or not isinstance(rec[text_key], str):
             raise ValueError(f"{path}:{lineno}: missing field 'completion' (a string with the model's code).")
@@ -236,7 +209,7 @@ def load_problems(path: str | os.PathLike | None = None, *, dataset: str | None 
         path = humaneval_path()
     path = Path(path)
     problems: dict[str, Problem] = {}
-    for lineno, rec in _records(path):
+    for lineno, rec in read_jsonl(path, what="problems file"):
         prob = _problem(path, lineno, rec, dataset)
         if prob.task_id in problems:
             raise ValueError(f"{path}:{lineno}: task {prob.task_id!r} appears twice.")

@@ -170,6 +170,17 @@ def _lines_stdio(output, expected):
 _STDIO = {"livecodebench": _lcb_stdio, "apps": _apps_stdio, "lines": _lines_stdio}
 
 
+def _dispatch(table, rule, got, expected):
+    """``table[rule](got, expected)``, True only when it says exactly True (an error is a mismatch)."""
+    compare = table.get(rule) if isinstance(rule, str) else None
+    if compare is None:
+        raise _unknown(rule)
+    try:
+        return compare(got, expected) is True
+    except Exception:
+        return False
+
+
 def stdio_matches(rule: str, output: str, expected: str | list[str]) -> bool:
     r"""Whether a program's captured stdout ``output`` is right for ``expected`` under ``rule``.
 
@@ -230,13 +241,7 @@ def stdio_matches(rule: str, output: str, expected: str | list[str]) -> bool:
     >>> stdio_matches("lines", " ok", "ok")
     False
     """
-    compare = _STDIO.get(rule) if isinstance(rule, str) else None
-    if compare is None:
-        raise _unknown(rule)
-    try:
-        return compare(output, expected) is True
-    except Exception:
-        return False
+    return _dispatch(_STDIO, rule, output, expected)
 
 
 # --------------------------------------------------------------------------- call-based
@@ -353,10 +358,4 @@ def call_matches(rule: str, result: object, expected: object) -> bool:
     >>> call_matches("lines", 1, 1.0)
     False
     """
-    compare = _CALL.get(rule) if isinstance(rule, str) else None
-    if compare is None:
-        raise _unknown(rule)
-    try:
-        return compare(result, expected) is True
-    except Exception:
-        return False
+    return _dispatch(_CALL, rule, result, expected)

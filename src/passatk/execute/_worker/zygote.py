@@ -116,16 +116,21 @@ class Zygote:
         """What isolation the zygote obtained, once it is ready."""
         return self._next("ready", timeout)
 
+    def _take(self):
+        """The zygote's next message (it never sends descriptors; any are closed)."""
+        try:
+            name, data, fds = receive(self.sock)
+        except (EOFError, ConnectionError) as exc:
+            raise ZygoteGone(f"the zygote ended ({exc})") from None
+        for fd in fds:
+            os.close(fd)
+        return name, data
+
     def _next(self, wanted, timeout):
         while True:
             if not select.select([self.sock], [], [], timeout)[0]:
                 raise ZygoteGone(f"no {wanted!r} from the zygote within {timeout:.0f} s")
-            try:
-                name, data, fds = receive(self.sock)
-            except (EOFError, ConnectionError) as exc:
-                raise ZygoteGone(f"the zygote ended ({exc})") from None
-            for fd in fds:
-                os.close(fd)
+            name, data = self._take()
             if name == wanted:
                 return data
 
@@ -148,12 +153,7 @@ class Zygote:
 
         Returns "exited" when the run has ended and ``ends``, else None (go on waiting).
         """
-        try:
-            name, data, fds = receive(self.sock)
-        except (EOFError, ConnectionError) as exc:
-            raise ZygoteGone(f"the zygote ended ({exc})") from None
-        for fd in fds:
-            os.close(fd)
+        name, data = self._take()
         if name == "ended" and data.get("id") == self._id:
             self.ended = data
             return "exited" if ends else None
