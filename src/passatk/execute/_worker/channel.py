@@ -97,22 +97,20 @@ class Frames:
         while view:
             view = view[os.write(self.fd, view):]
 
-    def _exactly(self, size):
-        chunks, left = [self._pending[:size]], size - len(self._pending[:size])
-        self._pending = self._pending[size:]
-        while left:
-            chunk = os.read(self.fd, max(left, 1 << 16))
+    def _fill(self, size):
+        """Read until at least ``size`` bytes are buffered."""
+        while len(self._pending) < size:
+            chunk = os.read(self.fd, max(size - len(self._pending), 1 << 16))
             if not chunk:
                 raise EOFError("the other process closed the channel")
-            if len(chunk) > left:
-                chunk, self._pending = chunk[:left], chunk[left:]
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+            self._pending += chunk
 
     def receive(self):
         """The next frame; ``EOFError`` at end of stream, ``OverflowError`` past the limit."""
-        (size,) = _HEADER.unpack(self._exactly(_HEADER.size))
+        self._fill(4)
+        (size,) = _HEADER.unpack_from(self._pending)
         if size > self.limit:
             raise OverflowError(f"a reply of {size} bytes (the limit is {self.limit})")
-        return self._exactly(size)
+        self._fill(4 + size)
+        frame, self._pending = self._pending[4:4 + size], self._pending[4 + size:]
+        return frame

@@ -6,8 +6,8 @@ A value is encoded as a JSON tree in which every non-JSON type carries a tag:
 Python value                encoded as
 ==========================  =====================================
 None, True, False, str      JSON null, true, false, string
-int                         ``["i", hex]`` (any size)
-float (nan, inf included)   ``["f", float.hex()]``
+int                         a JSON number below 2**63 in size, else ``["i", hex]`` (any size)
+float (nan, inf included)   a JSON number (``repr``: exact), ``NaN``, ``Infinity``, or ``["f", float.hex()]``
 complex                     ``["c", real hex, imaginary hex]``
 bytes / bytearray           ``["b", base64]`` / ``["ba", base64]``
 list, tuple, set, frozenset ``["l" | "t" | "s" | "fs", [items]]``
@@ -41,6 +41,7 @@ __all__ = ["MAX_DEPTH", "MAX_ITEMS", "ProtocolError", "Remote", "SampleError", "
            "exception_info", "loads", "rebuild_exception"]
 
 _compact = json.JSONEncoder(separators=(",", ":")).encode
+_NATIVE = 1 << 63  # ints below this in size are JSON numbers; larger ones hex strings (no digit limit)
 MAX_DEPTH = 100  # nesting beyond this is sent as a reference
 MAX_ITEMS = 1_000_000  # items taken from an iterator before it is sent as a reference instead
 
@@ -100,12 +101,10 @@ class Remote:
 def _tag(value, refs, depth):
     """The encoding of ``value``; objects without one are stored in ``refs`` and sent as references."""
     cls = type(value)
-    if value is None or cls is bool or cls is str:
+    if value is None or cls is bool or cls is str or cls is float or cls is int and -_NATIVE < value < _NATIVE:
         return value
     if cls is int:
         return ["i", hex(value)]
-    if cls is float:
-        return ["f", value.hex()]
     if cls is Remote:
         return ["r", value._id, value._type]
     if depth > MAX_DEPTH:
@@ -126,9 +125,9 @@ def _other(value, cls, refs, depth):
     if isinstance(value, bool):
         return bool(value)
     if isinstance(value, int):
-        return ["i", hex(int.__index__(value))]
+        return _tag(int.__index__(value), refs, depth)
     if isinstance(value, float):
-        return ["f", float.hex(float.__float__(value))]
+        return float.__float__(value)
     if isinstance(value, complex):
         return ["c", float.hex(complex.real.__get__(value)), float.hex(complex.imag.__get__(value))]
     if isinstance(value, str):
@@ -189,8 +188,8 @@ def _ref(value, refs):
 def encode(value, refs=None):
     """The JSON-able tree of ``value``; objects with no encoding are kept in ``refs`` (a dict).
 
-    >>> encode([1, 2.5, ("a", None)])
-    ['l', [['i', '0x1'], ['f', '0x1.4000000000000p+1'], ['t', ['a', None]]]]
+    >>> encode([1, 2.5, ("a", None), 2**70])
+    ['l', [1, 2.5, ['t', ['a', None]], ['i', '0x400000000000000000']]]
     """
     return _tag(value, refs, 0)
 
@@ -247,7 +246,7 @@ def _build(tree, remote, depth):
     if depth > MAX_DEPTH + 2:
         raise ProtocolError("nested too deeply")
     cls = type(tree)
-    if tree is None or cls is bool or cls is str:
+    if tree is None or cls is bool or cls is str or cls is int or cls is float:
         return tree
     if cls is not list or not tree or type(tree[0]) is not str:
         raise ProtocolError(f"not a tagged value: {str(tree)[:60]}")

@@ -135,6 +135,9 @@ class SampleProxy:
         return self._ask(payload)
 
 
+_BUILTINS = {k: v for k, v in vars(builtins).items() if not k.startswith("__")}
+
+
 class _Namespace(dict):
     """The tests' globals: the judge's names, then builtins, then the sample's names (looked up on demand).
 
@@ -143,7 +146,10 @@ class _Namespace(dict):
     """
 
     def __init__(self, proxy, known, remote=()):
-        super().__init__(__name__="__main__", __builtins__=builtins)
+        super().__init__(_BUILTINS)  # found here, without a __missing__ (and an exception) per lookup
+        for name in remote:
+            self.pop(name, None)
+        self["__name__"], self["__builtins__"] = "__main__", builtins
         self._proxy, self._known, self._remote = proxy, known, frozenset(remote)
 
     def __missing__(self, name):
