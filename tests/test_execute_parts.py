@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -266,3 +268,17 @@ class TestWarmPool:
         with pytest.raises(KeyError):
             pool.run([{"key": "a", "kind": "python", "source": "pass\n"}], on_verdict)
         assert worker.proc.poll() is not None and not pool._workers
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Python 3.10 has no -P, so workers run with -I, which ignores PYTHONHASHSEED")
+@pytest.mark.parametrize("mode", ["auto", "process"])
+def test_hash_seed_is_fixed(mode):
+    """Programs run with PYTHONHASHSEED=0, so set orders (and the verdicts that hang on them) repeat across workers."""
+    want = subprocess.run([sys.executable, "-c", "print(hash('passatk'))"], env={"PYTHONHASHSEED": "0"},
+                          capture_output=True, text=True, check=True).stdout.strip()
+    job = {"key": "h", "kind": "stdio", "source": "print(hash('passatk'))", "cases": [["", want]], "rule": "lines"}
+    for _ in range(2):  # two fresh workers, each with its own interpreter
+        with SandboxedWorker(plan_sandbox(mode, quiet=True), Limits(timeout=1)) as w:
+            (v,) = list(w.run_batch([job]))
+        assert v.status == "passed", v

@@ -37,6 +37,10 @@ from passatk.execute._worker.main import BOOT
 from passatk.execute._worker.verdict import Verdict
 
 WORKER = Path(__file__).with_name("_worker")
+# No user site-packages, nothing prepended to sys.path; not -I, whose -E would drop the
+# PYTHONHASHSEED that makes set and dict orders (and so verdicts) repeat from run to run.
+# (Python 3.10 has no -P: there -I, and hash randomisation, stay.)
+_ISOLATED = ("-s", "-P") if sys.version_info >= (3, 11) else ("-I",)
 MODES = ("auto", "bwrap", "process")
 _IN_SANDBOX = "/passatk/_worker"
 _TMP_BYTES = 256 << 20
@@ -159,7 +163,7 @@ class Sandbox:
         ``fd`` is its end of the socket that links the two.
         """
         python = os.path.realpath(sys.executable)
-        tail = [python, "-I", "-S", "-B", "-c", BOOT]
+        tail = [python, *_ISOLATED, "-S", "-B", "-c", BOOT]
         if self.mode == "process":
             return tail + [str(WORKER), role, str(fd)]
         assert self.bwrap is not None
