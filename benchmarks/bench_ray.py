@@ -42,8 +42,11 @@ from passatk.execute.tasks import humaneval_path
 def _samples(copies: int) -> list[dict]:
     with gzip.open(humaneval_path(), "rt") as fh:
         problems = [json.loads(line) for line in fh]
-    return [{"task_id": p["task_id"], "completion": p["canonical_solution"] + f"\n# copy {i}\n"}
-            for i in range(copies) for p in problems]
+    return [
+        {"task_id": p["task_id"], "completion": p["canonical_solution"] + f"\n# copy {i}\n"}
+        for i in range(copies)
+        for p in problems
+    ]
 
 
 def _evaluate_seconds(samples: list[dict], backend: str, workers: int, out: Path) -> tuple[float, float]:
@@ -106,20 +109,30 @@ def main() -> None:
 
     local, on_ray = (statistics.median(rates[b]) for b in ("local", "ray"))
     cost = 1 / dispatch
-    print(f"HumanEval canonical solutions x {args.copies} ({len(big)} programs), {args.workers} workers, "
-          f"median of {args.repeat} interleaved runs")
+    print(
+        f"HumanEval canonical solutions x {args.copies} ({len(big)} programs), {args.workers} workers, "
+        f"median of {args.repeat} interleaved runs"
+    )
     for backend, rate in (("local", local), ("ray", on_ray)):
         spread = ", ".join(f"{x:.0f}" for x in rates[backend])
-        print(f"  {backend:5} steady state: {rate:6.0f} samples/s  (runs: {spread}); "
-              f"driver CPU {statistics.median(driver[backend]) * 1e6:.0f} us/sample")
+        print(
+            f"  {backend:5} steady state: {rate:6.0f} samples/s  (runs: {spread}); "
+            f"driver CPU {statistics.median(driver[backend]) * 1e6:.0f} us/sample"
+        )
     print(f"  ray/local throughput on this machine: {on_ray / local:.2f}")
-    print(f"  Ray transport + driver loop alone (nothing executed): {dispatch:,.0f} samples/s = "
-          f"{cost * 1e6:.0f} us/sample wall, driver CPU {driver_cpu * 1e6:.0f} us/sample")
-    print(f"  overhead per sample: {cost * 1e6:.0f} us against {1e6 / local:.0f} us of work per sample per machine "
-          f"= {cost * local:.1%}")
+    print(
+        f"  Ray transport + driver loop alone (nothing executed): {dispatch:,.0f} samples/s = "
+        f"{cost * 1e6:.0f} us/sample wall, driver CPU {driver_cpu * 1e6:.0f} us/sample"
+    )
+    print(
+        f"  overhead per sample: {cost * 1e6:.0f} us against {1e6 / local:.0f} us of work per sample per machine "
+        f"= {cost * local:.1%}"
+    )
     ceiling = min(dispatch, 1 / statistics.median(driver["ray"]))
-    print(f"  implied: k such machines ~ {1 - cost * local:.2f} x k x {local:.0f} samples/s, up to what one driver "
-          f"handles, ~{ceiling:,.0f} samples/s (the slower of its CPU per sample and the transport): ~{ceiling / local:,.0f} machines")
+    print(
+        f"  implied: k such machines ~ {1 - cost * local:.2f} x k x {local:.0f} samples/s, up to what one driver "
+        f"handles, ~{ceiling:,.0f} samples/s (the slower of its CPU per sample and the transport): ~{ceiling / local:,.0f} machines"
+    )
 
 
 if __name__ == "__main__":

@@ -110,10 +110,14 @@ def main() -> None:
         "0/1 rewards": (rng.random(shape) < rng.random((args.prompts, 1))).astype(np.float64),
         "real rewards": rng.random(shape),
     }
-    print(f"pass@k weights, estimator loo_minus_one, k={args.k}, (prompts, samples)={shape}, "
-          f"best of {args.repeats}; torch on 1 CPU thread")
-    print(f"{'rewards':<14}{'PKPO listing loop':>19}{'passatk numpy':>15}{'speed-up':>10}"
-          f"{'passatk torch':>15}{'speed-up':>10}{'max |diff|':>12}")
+    print(
+        f"pass@k weights, estimator loo_minus_one, k={args.k}, (prompts, samples)={shape}, "
+        f"best of {args.repeats}; torch on 1 CPU thread"
+    )
+    print(
+        f"{'rewards':<14}{'PKPO listing loop':>19}{'passatk numpy':>15}{'speed-up':>10}"
+        f"{'passatk torch':>15}{'speed-up':>10}{'max |diff|':>12}"
+    )
     for name, rewards in batches.items():
         t0 = time.perf_counter()
         reference = listing_batch(rewards, args.k)  # seconds: timed once

@@ -49,9 +49,7 @@ CACHE = ROOT / "benchmarks" / ".cache"
 
 def first(results: Results, m: int) -> Results:
     """The same problems with only their first ``m`` samples (file order)."""
-    return Results.from_outcomes(
-        {t: o[:m] for t, o in zip(results.task_ids.tolist(), results.outcomes)}, name=results.name
-    )
+    return Results.from_outcomes({t: o[:m] for t, o in zip(results.task_ids.tolist(), results.outcomes)}, name=results.name)
 
 
 def power_law(sub: Results, ks: list[int]) -> np.ndarray:
@@ -86,11 +84,18 @@ def evaluate(rows: list[list[str]], full: Results, m: int, ks: list[int], datase
             ci = fit.confidence_interval()
             inside = "yes" if ci.low[j] <= truth.estimate[j] <= ci.high[j] else "no"
             cells.append(f"{100 * fit.estimate[j]:.1f} [{100 * ci.low[j]:.1f}, {100 * ci.high[j]:.1f}] {inside}")
-        rows.append([
-            dataset, full.name, f"{m} → {k}",
-            f"{100 * truth.estimate[j]:.1f} [{100 * truth.ci.low[j]:.1f}, {100 * truth.ci.high[j]:.1f}]",
-            *cells, f"{100 * plug[j]:.1f}", f"{100 * law[j]:.1f}", f"{100 * floor:.1f}",
-        ])
+        rows.append(
+            [
+                dataset,
+                full.name,
+                f"{m} → {k}",
+                f"{100 * truth.estimate[j]:.1f} [{100 * truth.ci.low[j]:.1f}, {100 * truth.ci.high[j]:.1f}]",
+                *cells,
+                f"{100 * plug[j]:.1f}",
+                f"{100 * law[j]:.1f}",
+                f"{100 * floor:.1f}",
+            ]
+        )
     return rows
 
 
@@ -101,8 +106,21 @@ def humaneval_results(workers: int) -> Results:
     out = CACHE / "codegen-16b-mono_t0.8_n100_results.jsonl"
     if not out.exists():
         samples = DATA / "humaneval" / "codegen-16b-mono_t0.8_n100.samples.jsonl.gz"
-        cmd = [sys.executable, "-m", "passatk.cli", "evaluate", str(samples), "--dataset", "humaneval",
-               "--workers", str(workers), "--out", str(out), "--quiet", "--json"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "passatk.cli",
+            "evaluate",
+            str(samples),
+            "--dataset",
+            "humaneval",
+            "--workers",
+            str(workers),
+            "--out",
+            str(out),
+            "--quiet",
+            "--json",
+        ]
         print("  running: " + " ".join(cmd), file=sys.stderr)
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return replace(load_results(out), name="CodeGen-Mono-16B")
@@ -121,9 +139,17 @@ def main() -> None:
         evaluate(rows, res, 6, [12, 24], "miniF2F")
     if not args.skip_humaneval:
         evaluate(rows, humaneval_results(args.workers), 10, [50, 100], "HumanEval")
-    head = ["data", "model", "fit on m → predict pass@N", "truth: unbiased, all samples [95% CI]",
-            "beta-binomial [95% band] truth inside?", "mixture(2) [95% band] truth inside?",
-            "plug-in", "power law", "pass@m"]
+    head = [
+        "data",
+        "model",
+        "fit on m → predict pass@N",
+        "truth: unbiased, all samples [95% CI]",
+        "beta-binomial [95% band] truth inside?",
+        "mixture(2) [95% band] truth inside?",
+        "plug-in",
+        "power law",
+        "pass@m",
+    ]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:

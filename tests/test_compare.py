@@ -244,7 +244,14 @@ def test_cli_compare_minif2f_table(shared_data):
     path = shared_data / "minif2f" / "proof_outcomes_by_problem.json"
     res = runner.invoke(app, ["compare", str(path), "-k", "1"])
     assert res.exit_code == 0, res.output
-    for text in ("Goedel-LM_Goedel-Prover-SFT", "- deepseek-ai_DeepSeek-Prover-V2-7B", "(244 shared)", "p Holm", "+0.0816", "± 0.0142"):
+    for text in (
+        "Goedel-LM_Goedel-Prover-SFT",
+        "- deepseek-ai_DeepSeek-Prover-V2-7B",
+        "(244 shared)",
+        "p Holm",
+        "+0.0816",
+        "± 0.0142",
+    ):
         assert text in res.stdout, text
 
 
@@ -260,7 +267,10 @@ def test_cli_compare_livecodebench_mcnemar(shared_data, tmp_path):
     assert e["difference"] == pytest.approx(flipped / 877, rel=1e-12)
     assert e["p_value"] == pytest.approx(min(1.0, 2 * 0.5**flipped), rel=1e-9)
     table = runner.invoke(app, ["compare", str(src), str(variant)])
-    assert table.exit_code == 0 and f"note: 3 problem(s) only in o1-mini_codegeneration_eval_all ({', '.join(missing)})" in table.stdout
+    assert (
+        table.exit_code == 0
+        and f"note: 3 problem(s) only in o1-mini_codegeneration_eval_all ({', '.join(missing)})" in table.stdout
+    )
     ((row, _),) = compare_rows([rec])
     assert row[4].endswith(MCNEMAR_MARK) and row[4] in table.stdout  # the p cell is marked, and printed
 
@@ -275,7 +285,10 @@ def humaneval_results(shared_data, tmp_path, name, rate, drop=0, seed=0):
     with path.open("w") as fh:
         for t, pt in zip(ids, p):
             for ok in rng.random(10) < pt:
-                fh.write(json.dumps({"task_id": t, "completion": "", "result": "passed" if ok else "failed: x", "passed": bool(ok)}) + "\n")
+                fh.write(
+                    json.dumps({"task_id": t, "completion": "", "result": "passed" if ok else "failed: x", "passed": bool(ok)})
+                    + "\n"
+                )
     return path
 
 
@@ -393,4 +406,3 @@ class TestProperties:
             np.testing.assert_allclose(getattr(got, name), getattr(ref, name), rtol=1e-10, atol=1e-14, err_msg=name)
         assert sorted(got.task_ids.tolist()) == sorted(ref.task_ids.tolist())
         assert set(got.only_in_a) == set(ref.only_in_a) and set(got.only_in_b) == set(ref.only_in_b)
-

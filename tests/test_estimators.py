@@ -149,7 +149,9 @@ class TestPassAtKCurve:
 
     def test_explicit_ks_and_errors(self):
         """Explicit ks select columns; k beyond the smallest n is refused."""
-        np.testing.assert_allclose(pass_at_k_curve([10, 20], [3, 4], ks=[2, 10]), pass_at_k([10, 20], [3, 4], [2, 10]), atol=1e-15)
+        np.testing.assert_allclose(
+            pass_at_k_curve([10, 20], [3, 4], ks=[2, 10]), pass_at_k([10, 20], [3, 4], [2, 10]), atol=1e-15
+        )
         with pytest.raises(ValueError, match="n=10 < k=11"):
             pass_at_k_curve([10, 20], [3, 4], ks=[11])
 

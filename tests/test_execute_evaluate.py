@@ -93,8 +93,9 @@ class TestMBPP:
         """sanitized-mbpp.json (a JSON list with test_imports) is read and its solutions pass."""
         path = shared_data / "mbpp" / "sanitized-mbpp.json"
         rows = json.loads(path.read_text())
-        res = evaluate([{"task_id": r["task_id"], "completion": r["code"]} for r in rows], path, dataset="mbpp", workers=2,
-                       timeout=15.0)
+        res = evaluate(
+            [{"task_id": r["task_id"], "completion": r["code"]} for r in rows], path, dataset="mbpp", workers=2, timeout=15.0
+        )
         assert res.results.c.tolist() == [1] * len(rows) == [1] * 427
 
 
@@ -121,7 +122,10 @@ class TestStdio:
         probs = _write(tmp_path / "problems.jsonl", STDIO_PROBLEMS)
         samples = [
             {"task_id": "sum", "completion": "a, b = map(int, input().split())\nprint(a + b)   \n\n"},
-            {"task_id": "sum", "completion": "import sys\na, b = map(int, sys.stdin.read().split())\nprint(a * b if a > 1 else a + b)\n"},
+            {
+                "task_id": "sum",
+                "completion": "import sys\na, b = map(int, sys.stdin.read().split())\nprint(a * b if a > 1 else a + b)\n",
+            },
             {"task_id": "twice", "completion": "def twice(x):\n    return 2 * x\n"},
             {"task_id": "twice", "completion": "def twice(x):\n    return x + 2\n"},
             {"task_id": "lcb-stdin", "completion": "print(open(0).read().upper())\nexit()\n"},
@@ -139,17 +143,33 @@ class TestVerifier:
         """--verifier: the sample is written to a file and the command's exit status is the verdict."""
         tools = tmp_path / "tools"
         tools.mkdir()
-        (tools / "check.py").write_text("import sys\ntext = open(sys.argv[1]).read()\nsys.exit(0 if text.strip().endswith('QED') else 1)\n")
+        (tools / "check.py").write_text(
+            "import sys\ntext = open(sys.argv[1]).read()\nsys.exit(0 if text.strip().endswith('QED') else 1)\n"
+        )
         python = os.path.realpath(sys.executable)
-        samples = _write(tmp_path / "proofs.jsonl", [
-            {"task_id": "thm1", "completion": "by simp\nQED"},
-            {"task_id": "thm1", "completion": "sorry"},
-            {"task_id": "thm2", "completion": "QED"},
-        ])
-        result = CliRunner().invoke(app, [
-            "evaluate", str(samples), "--verifier", f"{python} {tools / 'check.py'} {{file}}", "--bind", str(tools),
-            "-k", "1", "--json", "--quiet",
-        ])
+        samples = _write(
+            tmp_path / "proofs.jsonl",
+            [
+                {"task_id": "thm1", "completion": "by simp\nQED"},
+                {"task_id": "thm1", "completion": "sorry"},
+                {"task_id": "thm2", "completion": "QED"},
+            ],
+        )
+        result = CliRunner().invoke(
+            app,
+            [
+                "evaluate",
+                str(samples),
+                "--verifier",
+                f"{python} {tools / 'check.py'} {{file}}",
+                "--bind",
+                str(tools),
+                "-k",
+                "1",
+                "--json",
+                "--quiet",
+            ],
+        )
         assert result.exit_code == 0, result.output
         rec = json.loads(result.stdout)["proofs"]
         assert rec["problems"] == 2 and rec["samples"] == 3
@@ -224,7 +244,9 @@ def test_unknown_task_and_malformed_samples(tmp_path):
 class TestCLI:
     def test_evaluate_json_matches_score(self, tmp_path):
         """`evaluate --json` prints what `score --json` prints for the results file it wrote."""
-        samples = [{"task_id": p["task_id"], "completion": c} for p in HUMANEVAL[:4] for c in (p["canonical_solution"], "    pass\n")]
+        samples = [
+            {"task_id": p["task_id"], "completion": c} for p in HUMANEVAL[:4] for c in (p["canonical_solution"], "    pass\n")
+        ]
         path = _write(tmp_path / "m.jsonl", samples)
         runner = CliRunner()
         ev = runner.invoke(app, ["evaluate", str(path), "-k", "1,2", "--json", "--quiet", "--workers", "2"])
@@ -242,7 +264,9 @@ class TestCLI:
     @pytest.mark.slow
     def test_demo(self, tmp_path):
         """`passatk demo -n 2` evaluates canonical solutions and mutants and prints pass@k with error bars."""
-        result = CliRunner().invoke(app, ["demo", "-n", "2", "--out-dir", str(tmp_path), "--json", "--quiet", "--workers", "2", "--timeout", "0.5"])
+        result = CliRunner().invoke(
+            app, ["demo", "-n", "2", "--out-dir", str(tmp_path), "--json", "--quiet", "--workers", "2", "--timeout", "0.5"]
+        )
         assert result.exit_code == 0, result.output
         rec = json.loads(result.stdout)["demo_samples"]
         assert rec["problems"] == 164 and rec["samples"] == 328

@@ -67,9 +67,15 @@ class TestJobs:
         """MBPP: the sample's process runs completion + set-up, the judge set-up + asserts; shadowed built-ins are remote."""
         from passatk.execute.tasks import _problem
 
-        rec = {"task_id": 2, "test_list": ["assert set(similar_elements((3, 4), (5, 4))) == set((4,))",
-                                           "assert math.isclose(area(2), 12.56, rel_tol=0.01)"], "test_setup_code": "import math",
-               "code": "def sum(a):\n    return 0\ndef area(r):\n    return 3.14 * r * r\n"}
+        rec = {
+            "task_id": 2,
+            "test_list": [
+                "assert set(similar_elements((3, 4), (5, 4))) == set((4,))",
+                "assert math.isclose(area(2), 12.56, rel_tol=0.01)",
+            ],
+            "test_setup_code": "import math",
+            "code": "def sum(a):\n    return 0\ndef area(r):\n    return 3.14 * r * r\n",
+        }
         job = build_job(_problem(Path("mbpp.jsonl"), 1, rec, "mbpp"), "2", "def f(): pass\n")
         assert job["source"] == "def f(): pass\n" + "\nimport math\n" and job["head"] == "\nimport math\n"
         assert job["tests"] == "\n" + "\n".join(rec["test_list"]) + "\n"
@@ -107,9 +113,11 @@ def test_worker_statuses(mode):
 def test_children_start_like_a_fresh_program(mode):
     """What the worker prepares once (warm-up, frozen heap, signal dispositions) is invisible to samples."""
     programs = {
-        "clean": ("import gc, signal\n"
-                  "assert __name__ == '__main__' and sorted(k for k in globals() if not k.startswith('__')) == ['gc', 'signal']\n"
-                  "assert gc.isenabled() and signal.getsignal(signal.SIGINT) is signal.SIG_DFL\n"),
+        "clean": (
+            "import gc, signal\n"
+            "assert __name__ == '__main__' and sorted(k for k in globals() if not k.startswith('__')) == ['gc', 'signal']\n"
+            "assert gc.isenabled() and signal.getsignal(signal.SIGINT) is signal.SIG_DFL\n"
+        ),
         "term": "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
         # the worker's own stdin is the controller's stream, read ahead: a sample must see none of it
         "stdin": "import sys\nassert sys.stdin.read() == '' and sys.stdin.buffer.peek() == b''\ninput()\n",
@@ -119,8 +127,11 @@ def test_children_start_like_a_fresh_program(mode):
     with SandboxedWorker(plan_sandbox(mode, quiet=True), Limits(timeout=1, file_mb=1)) as w:
         # While the first batch sleeps, the second and a third reach the worker's stdin together:
         # it reads both at once and runs the second with the third read ahead.
-        batches = [[{"key": "sleep", "kind": "python", "source": "import time\ntime.sleep(0.3)\n"}], jobs,
-                   [{"key": f"later {i}", "kind": "python", "source": f"x = {i}\n"} for i in range(20)]]
+        batches = [
+            [{"key": "sleep", "kind": "python", "source": "import time\ntime.sleep(0.3)\n"}],
+            jobs,
+            [{"key": f"later {i}", "kind": "python", "source": f"x = {i}\n"} for i in range(20)],
+        ]
         for batch in batches:
             w.send_batch(batch)
         verdicts = {}
@@ -144,9 +155,14 @@ class TestLiveCodeBenchPrivateTests:
 
         from passatk.execute import load_problems
 
-        private = base64.b64encode(zlib.compress(pickle.dumps(json.dumps([{"input": "2\n", "output": "4\n", "testtype": "stdin"}])))).decode()
-        rec = {"question_id": "q", "public_test_cases": json.dumps([{"input": "1\n", "output": "2\n", "testtype": "stdin"}]),
-               "private_test_cases": private}
+        private = base64.b64encode(
+            zlib.compress(pickle.dumps(json.dumps([{"input": "2\n", "output": "4\n", "testtype": "stdin"}])))
+        ).decode()
+        rec = {
+            "question_id": "q",
+            "public_test_cases": json.dumps([{"input": "1\n", "output": "2\n", "testtype": "stdin"}]),
+            "private_test_cases": private,
+        }
         path = tmp_path / "p.jsonl"
         path.write_text(json.dumps(rec) + "\n")
         assert load_problems(path)["q"].spec["cases"] == [["1\n", "2\n"], ["2\n", "4\n"]]
@@ -195,8 +211,10 @@ def _spin():
 @pytest.mark.sandbox
 class TestLostWorkers:
     def _jobs(self):
-        return [{"key": "a", "kind": "python", "source": "pass\n"},
-                {"key": "b", "kind": "python", "source": "import time\ntime.sleep(0.5)\n"}]
+        return [
+            {"key": "a", "kind": "python", "source": "pass\n"},
+            {"key": "b", "kind": "python", "source": "import time\ntime.sleep(0.5)\n"},
+        ]
 
     def test_job_of_a_dead_worker_is_retried(self):
         """A worker killed from outside: the job it held runs again in a fresh worker."""
@@ -271,12 +289,15 @@ class TestWarmPool:
 
 
 @pytest.mark.sandbox
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="Python 3.10 has no -P, so workers run with -I, which ignores PYTHONHASHSEED")
+@pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="Python 3.10 has no -P, so workers run with -I, which ignores PYTHONHASHSEED"
+)
 @pytest.mark.parametrize("mode", ["auto", "process"])
 def test_hash_seed_is_fixed(mode):
     """Programs run with PYTHONHASHSEED=0, so set orders (and the verdicts that hang on them) repeat across workers."""
-    want = subprocess.run([sys.executable, "-c", "print(hash('passatk'))"], env={"PYTHONHASHSEED": "0"},
-                          capture_output=True, text=True, check=True).stdout.strip()
+    want = subprocess.run(
+        [sys.executable, "-c", "print(hash('passatk'))"], env={"PYTHONHASHSEED": "0"}, capture_output=True, text=True, check=True
+    ).stdout.strip()
     job = {"key": "h", "kind": "stdio", "source": "print(hash('passatk'))", "cases": [["", want]], "rule": "lines"}
     for _ in range(2):  # two fresh workers, each with its own interpreter
         with SandboxedWorker(plan_sandbox(mode, quiet=True), Limits(timeout=1)) as w:

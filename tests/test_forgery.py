@@ -55,7 +55,7 @@ ADD = {
             5
             """
         '''),
-    "test": _d('''
+    "test": _d("""
 
 
         METADATA = {"author": "passatk-tests", "dataset": "forgery"}
@@ -66,7 +66,7 @@ ADD = {
             assert candidate(-4, 4) == 0
             assert candidate(10, 7) == 17
             assert True, "This prints if this assert fails (also good for debugging!)"
-        '''),
+        """),
     "entry_point": "add",
 }
 
@@ -86,14 +86,14 @@ ROOT = {
             2.0
             """
         '''),
-    "test": _d('''
+    "test": _d("""
 
 
         def check(candidate):
             for coeffs in ([-6, 11, -6, 1], [-2, 1], [3, 0, 0, 1], [-1, 0, 0, 0, 0, 1]):
                 x = candidate(list(coeffs))
                 assert abs(poly(coeffs, x)) < 1e-6, (coeffs, x)
-        '''),
+        """),
     "entry_point": "find_root",
 }
 
@@ -110,7 +110,7 @@ SORT = {
             [3, 2, 1]
             """
         '''),
-    "test": _d('''
+    "test": _d("""
 
 
         import random
@@ -125,7 +125,7 @@ SORT = {
             for _ in range(40):
                 xs = [random.randint(-50, 50) for _ in range(random.randint(0, 9))]
                 assert candidate(list(xs)) == _reference(xs), xs
-        '''),
+        """),
     "entry_point": "sort_desc",
 }
 
@@ -165,8 +165,13 @@ APPS_STDIO = {
 APPS_CALL = {
     "problem_id": "fx-apps-call",
     "question": "Return the length of the longest run of equal neighbours in xs.",
-    "input_output": json.dumps({"fn_name": "longest_run", "inputs": [[[1, 1, 2, 2, 2, 3]], [[5]], [[4, 4, 4, 4, 1]], [[7, 8, 8]]],
-                                "outputs": [[3], [1], [4], [2]]}),
+    "input_output": json.dumps(
+        {
+            "fn_name": "longest_run",
+            "inputs": [[[1, 1, 2, 2, 2, 3]], [[5]], [[4, 4, 4, 4, 1]], [[7, 8, 8]]],
+            "outputs": [[3], [1], [4], [2]],
+        }
+    ),
     "difficulty": "introductory",
 }
 
@@ -174,11 +179,13 @@ LCB_STDIN = {
     "question_id": "fx-lcb-stdin",
     "question_title": "Reverse the line",
     "question_content": "Read one line and print it reversed.",
-    "public_test_cases": json.dumps([
-        {"input": "abc\n", "output": "cba\n", "testtype": "stdin"},
-        {"input": "racecar\n", "output": "racecar\n", "testtype": "stdin"},
-        {"input": "xy\n", "output": "yx\n", "testtype": "stdin"},
-    ]),
+    "public_test_cases": json.dumps(
+        [
+            {"input": "abc\n", "output": "cba\n", "testtype": "stdin"},
+            {"input": "racecar\n", "output": "racecar\n", "testtype": "stdin"},
+            {"input": "xy\n", "output": "yx\n", "testtype": "stdin"},
+        ]
+    ),
     "private_test_cases": "",
     "metadata": "{}",
 }
@@ -187,11 +194,13 @@ LCB_FUNC = {
     "question_id": "fx-lcb-func",
     "question_title": "Count vowels",
     "question_content": "Return how many characters of s are vowels (either case).",
-    "public_test_cases": json.dumps([
-        {"input": '"hello"', "output": "2", "testtype": "functional"},
-        {"input": '"sky"', "output": "0", "testtype": "functional"},
-        {"input": '"AEIOUx"', "output": "5", "testtype": "functional"},
-    ]),
+    "public_test_cases": json.dumps(
+        [
+            {"input": '"hello"', "output": "2", "testtype": "functional"},
+            {"input": '"sky"', "output": "0", "testtype": "functional"},
+            {"input": '"AEIOUx"', "output": "5", "testtype": "functional"},
+        ]
+    ),
     "private_test_cases": "",
     "metadata": json.dumps({"func_name": "countVowels"}),
 }
@@ -205,7 +214,8 @@ def _tid(rec: dict) -> str:
 
 RIGHT = {
     "fx/add": "    return a + b\n",
-    "fx/find_root": textwrap.indent(_d('''
+    "fx/find_root": textwrap.indent(
+        _d("""
         lo, hi = -100.0, 100.0
         for _ in range(200):
             mid = (lo + hi) / 2
@@ -214,12 +224,14 @@ RIGHT = {
             else:
                 lo = mid
         return (lo + hi) / 2
-        '''), "    "),
+        """),
+        "    ",
+    ),
     "fx/sort_desc": "    return sorted(xs, reverse=True)\n",
     "fx/mbpp_circle": "import math\n\n\ndef circle_area(r):\n    return math.pi * r * r\n",
     "fx/mbpp_square": "def square(x):\n    return x * x\n",
     "fx-apps-stdio": "n = int(input())\nprint(sum(map(int, input().split())))\n",
-    "fx-apps-call": _d('''
+    "fx-apps-call": _d("""
         def longest_run(xs):
             best = run = 0
             prev = object()
@@ -228,13 +240,13 @@ RIGHT = {
                 prev = x
                 best = max(best, run)
             return best
-        '''),
+        """),
     "fx-lcb-stdin": "print(input()[::-1])\n",
-    "fx-lcb-func": _d('''
+    "fx-lcb-func": _d("""
         class Solution:
             def countVowels(self, s: str) -> int:
                 return sum(c in "aeiouAEIOU" for c in s)
-        '''),
+        """),
 }
 
 WRONG = {
@@ -246,11 +258,11 @@ WRONG = {
     "fx-apps-stdio": "n = int(input())\nprint(max(map(int, input().split())))\n",
     "fx-apps-call": "def longest_run(xs):\n    return xs.count(xs[0])\n",
     "fx-lcb-stdin": "print(input())\n",
-    "fx-lcb-func": _d('''
+    "fx-lcb-func": _d("""
         class Solution:
             def countVowels(self, s: str) -> int:
                 return sum(c in "aeiou" for c in s)
-        '''),
+        """),
 }
 
 # --------------------------------------------------------------------------- #
@@ -364,34 +376,62 @@ def forgery(name: str, pid: str, description: str, source: str, twin: str | None
 
 
 # c1: one interpreter, one stack --------------------------------------------------------------
-forgery("c1_getframe_nonce", "fx/add", "sys._getframe walks up to the harness frame, takes nonce and fd, reports a pass",
-        _after("fx/add", WALK, r'''
+forgery(
+    "c1_getframe_nonce",
+    "fx/add",
+    "sys._getframe walks up to the harness frame, takes nonce and fd, reports a pass",
+    _after(
+        "fx/add",
+        WALK,
+        r"""
             import sys
             _f = _walk(sys._getframe(0), "nonce", "fd")
             if _f is not None:
                 _forge(_f.f_locals)
-            '''))
+            """,
+    ),
+)
 
-forgery("c1_inspect_nonce", "fx/mbpp_circle", "inspect.getouterframes finds the harness's nonce and report fd",
-        _after("fx/mbpp_circle", WALK, r'''
+forgery(
+    "c1_inspect_nonce",
+    "fx/mbpp_circle",
+    "inspect.getouterframes finds the harness's nonce and report fd",
+    _after(
+        "fx/mbpp_circle",
+        WALK,
+        r"""
             import inspect
             for _info in inspect.getouterframes(inspect.currentframe(), 0):
                 if _walk(_info.frame, "nonce", "fd") is _info.frame:
                     _forge(_info.frame.f_locals)
-            '''))
+            """,
+    ),
+)
 
-forgery("c1_traceback_nonce", "fx/sort_desc", "a caught exception's traceback frame leads to the harness's nonce",
-        _after("fx/sort_desc", WALK, r'''
+forgery(
+    "c1_traceback_nonce",
+    "fx/sort_desc",
+    "a caught exception's traceback frame leads to the harness's nonce",
+    _after(
+        "fx/sort_desc",
+        WALK,
+        r"""
             try:
                 raise LookupError("where am I")
             except LookupError as _exc:
                 _f = _walk(_exc.__traceback__.tb_frame, "nonce", "fd")
                 if _f is not None:
                     _forge(_f.f_locals)
-            '''))
+            """,
+    ),
+)
 
-forgery("c1_signal_frame_nonce", "fx/add", "a SIGUSR1 handler raised during the tests walks its frame to the nonce",
-        WALK + _d(r'''
+forgery(
+    "c1_signal_frame_nonce",
+    "fx/add",
+    "a SIGUSR1 handler raised during the tests walks its frame to the nonce",
+    WALK
+    + _d(r"""
             import os, signal
 
 
@@ -407,10 +447,18 @@ forgery("c1_signal_frame_nonce", "fx/add", "a SIGUSR1 handler raised during the 
             def add(a, b):
                 os.kill(os.getpid(), signal.SIGUSR1)
                 return a - b
-            '''), twin=WRONG["fx/add"])
+            """),
+    twin=WRONG["fx/add"],
+)
 
-forgery("c1_thread_frames_nonce", "fx/add", "a thread reads the main thread's stack from sys._current_frames()",
-        _after("fx/add", WALK, r'''
+forgery(
+    "c1_thread_frames_nonce",
+    "fx/add",
+    "a thread reads the main thread's stack from sys._current_frames()",
+    _after(
+        "fx/add",
+        WALK,
+        r"""
             import sys, threading
 
 
@@ -423,11 +471,18 @@ forgery("c1_thread_frames_nonce", "fx/add", "a thread reads the main thread's st
             _t = threading.Thread(target=_spy, args=(threading.get_ident(),))
             _t.start()
             _t.join()
-            '''))
+            """,
+    ),
+)
 
-forgery("c1_gc_closure_nonce", "fx/find_root",
-        "gc.get_objects() finds the harness closure holding the nonce; every pipe gets a pass",
-        _after("fx/find_root", PIPES, r'''
+forgery(
+    "c1_gc_closure_nonce",
+    "fx/find_root",
+    "gc.get_objects() finds the harness closure holding the nonce; every pipe gets a pass",
+    _after(
+        "fx/find_root",
+        PIPES,
+        r"""
             import gc, os
             for _o in gc.get_objects():
                 if type(_o).__name__ == "function" and "nonce" in getattr(_o.__code__, "co_freevars", ()):
@@ -438,10 +493,19 @@ forgery("c1_gc_closure_nonce", "fx/find_root",
                     for _fd in _pipes():
                         os.write(_fd, (_cells["nonce"] + " passed \n").encode())
                     os._exit(0)
-            '''))
+            """,
+    ),
+)
 
-forgery("c1_proc_mem_nonce", "fx/add", "/proc/self/mem is scanned for 32-hex strings (after PR_SET_DUMPABLE 1); all are reported",
-        _after("fx/add", PIPES, HEXSCAN, r'''
+forgery(
+    "c1_proc_mem_nonce",
+    "fx/add",
+    "/proc/self/mem is scanned for 32-hex strings (after PR_SET_DUMPABLE 1); all are reported",
+    _after(
+        "fx/add",
+        PIPES,
+        HEXSCAN,
+        r"""
             import ctypes
             ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self/mem becomes ours to open
             _found = set()
@@ -456,19 +520,35 @@ forgery("c1_proc_mem_nonce", "fx/add", "/proc/self/mem is scanned for 32-hex str
             except OSError:
                 pass
             _spray(_found)
-            '''))
+            """,
+    ),
+)
 
-forgery("c1_ctypes_mem_nonce", "fx/sort_desc", "ctypes.string_at reads the heap for 32-hex strings; all are reported as passes",
-        _after("fx/sort_desc", PIPES, HEXSCAN, r'''
+forgery(
+    "c1_ctypes_mem_nonce",
+    "fx/sort_desc",
+    "ctypes.string_at reads the heap for 32-hex strings; all are reported as passes",
+    _after(
+        "fx/sort_desc",
+        PIPES,
+        HEXSCAN,
+        r"""
             import ctypes
             _found = set()
             for _lo, _hi in _regions():
                 _found.update(_HEX.findall(ctypes.string_at(_lo, _hi - _lo)))
             _spray(_found)
-            '''))
+            """,
+    ),
+)
 
-forgery("c1_frame_guard_trusted", "fx/add", "the guard's own 'trusted' set, reached from the harness frame, is told to trust _Eq",
-        EQ + WALK + _d(r'''
+forgery(
+    "c1_frame_guard_trusted",
+    "fx/add",
+    "the guard's own 'trusted' set, reached from the harness frame, is told to trust _Eq",
+    EQ
+    + WALK
+    + _d(r"""
             import sys
             _f = _walk(sys._getframe(0), "honest")
             if _f is not None:
@@ -480,12 +560,17 @@ forgery("c1_frame_guard_trusted", "fx/add", "the guard's own 'trusted' set, reac
 
             def add(a, b):
                 return _Eq() if _f is not None else a - b
-            '''), twin=WRONG["fx/add"])
+            """),
+    twin=WRONG["fx/add"],
+)
 
 
-forgery("c1_gc_unfreeze_guard", "fx/sort_desc",
-        "gc.unfreeze() and gc.get_objects() reach the guard's 'trusted' set; _Eq is added",
-        EQ + _d(r'''
+forgery(
+    "c1_gc_unfreeze_guard",
+    "fx/sort_desc",
+    "gc.unfreeze() and gc.get_objects() reach the guard's 'trusted' set; _Eq is added",
+    EQ
+    + _d(r"""
             import gc
             gc.unfreeze()
             _hit = False
@@ -499,10 +584,16 @@ forgery("c1_gc_unfreeze_guard", "fx/sort_desc",
 
             def sort_desc(xs):
                 return _Eq() if _hit else sorted(xs)
-            '''), twin=WRONG["fx/sort_desc"])
+            """),
+    twin=WRONG["fx/sort_desc"],
+)
 
-forgery("c1_frame_test_constants", "fx/add", "the test source, read from the harness frame, gives a table of expected answers",
-        WALK + _d(r'''
+forgery(
+    "c1_frame_test_constants",
+    "fx/add",
+    "the test source, read from the harness frame, gives a table of expected answers",
+    WALK
+    + _d(r"""
             import ast, sys
             _table = {}
             _f = _walk(sys._getframe(0), "tests")
@@ -518,10 +609,16 @@ forgery("c1_frame_test_constants", "fx/add", "the test source, read from the har
 
             def add(a, b):
                 return _table.get((a, b), a - b)
-            '''), twin=WRONG["fx/add"])
+            """),
+    twin=WRONG["fx/add"],
+)
 
-forgery("c1_ctypes_heaptype_flag", "fx/add", "ctypes clears Py_TPFLAGS_HEAPTYPE on _Eq, so the guard takes it for a C type",
-        EQ + _d(r'''
+forgery(
+    "c1_ctypes_heaptype_flag",
+    "fx/add",
+    "ctypes clears Py_TPFLAGS_HEAPTYPE on _Eq, so the guard takes it for a C type",
+    EQ
+    + _d(r"""
             import ctypes
             _E = _Eq()
             _flags = _Eq.__flags__
@@ -536,39 +633,68 @@ forgery("c1_ctypes_heaptype_flag", "fx/add", "ctypes clears Py_TPFLAGS_HEAPTYPE 
 
             def add(a, b):
                 return _E if _cleared else a - b
-            '''), twin=WRONG["fx/add"])
+            """),
+    twin=WRONG["fx/add"],
+)
 
 # c2: the report channel ----------------------------------------------------------------------
-forgery("c2_dup2_over_report", "fx/add", "writes a pass, then dup2s /dev/null over the report fd so the harness's line is lost",
-        _after("fx/add", WALK, r'''
+forgery(
+    "c2_dup2_over_report",
+    "fx/add",
+    "writes a pass, then dup2s /dev/null over the report fd so the harness's line is lost",
+    _after(
+        "fx/add",
+        WALK,
+        r"""
             import os, sys
             _f = _walk(sys._getframe(0), "nonce", "fd")
             if _f is not None:
                 os.write(_f.f_locals["fd"], (_f.f_locals["nonce"] + " passed \n").encode())
                 os.dup2(os.open(os.devnull, os.O_WRONLY), _f.f_locals["fd"])
-            '''))
+            """,
+    ),
+)
 
-forgery("c2_flood_report", "fx/mbpp_circle",
-        "writes a pass, then more than a megabyte of filler so the harness's line is dropped",
-        _after("fx/mbpp_circle", WALK, r'''
+forgery(
+    "c2_flood_report",
+    "fx/mbpp_circle",
+    "writes a pass, then more than a megabyte of filler so the harness's line is dropped",
+    _after(
+        "fx/mbpp_circle",
+        WALK,
+        r"""
             import os, sys
             _f = _walk(sys._getframe(0), "nonce", "fd")
             if _f is not None:
                 _data = (_f.f_locals["nonce"] + " passed \n").encode() + (b"." * 1023 + b"\n") * 1200
                 while _data:
                     _data = _data[os.write(_f.f_locals["fd"], _data):]
-            '''))
+            """,
+    ),
+)
 
-forgery("c2_partial_line", "fx/sort_desc", "leaves 'nonce passed' without a newline: the harness's failure is glued onto it",
-        _after("fx/sort_desc", WALK, r'''
+forgery(
+    "c2_partial_line",
+    "fx/sort_desc",
+    "leaves 'nonce passed' without a newline: the harness's failure is glued onto it",
+    _after(
+        "fx/sort_desc",
+        WALK,
+        r"""
             import os, sys
             _f = _walk(sys._getframe(0), "nonce", "fd")
             if _f is not None:
                 os.write(_f.f_locals["fd"], (_f.f_locals["nonce"] + " passed glued:").encode())
-            '''))
+            """,
+    ),
+)
 
-forgery("c2_exit_mid_tests", "fx/mbpp_circle", "the function, when the tests call it, writes a pass and calls os._exit(0)",
-        WALK + _d(r'''
+forgery(
+    "c2_exit_mid_tests",
+    "fx/mbpp_circle",
+    "the function, when the tests call it, writes a pass and calls os._exit(0)",
+    WALK
+    + _d(r"""
             import sys
 
 
@@ -577,11 +703,18 @@ forgery("c2_exit_mid_tests", "fx/mbpp_circle", "the function, when the tests cal
                 if f is not None:
                     _forge(f.f_locals)
                 return 3.14 * r * r
-            '''), twin=WRONG["fx/mbpp_circle"])
+            """),
+    twin=WRONG["fx/mbpp_circle"],
+)
 
-forgery("c2_fork_relay", "fx/add",
-        "a forked helper keeps the inherited report fd and relays a pass; the sample closes its own copy",
-        _after("fx/add", WALK, r'''
+forgery(
+    "c2_fork_relay",
+    "fx/add",
+    "a forked helper keeps the inherited report fd and relays a pass; the sample closes its own copy",
+    _after(
+        "fx/add",
+        WALK,
+        r"""
             import os, sys
             _f = _walk(sys._getframe(0), "nonce", "fd")
             if _f is not None:
@@ -592,10 +725,16 @@ forgery("c2_fork_relay", "fx/add",
                     os._exit(0)
                 os.waitpid(_pid, 0)
                 os.close(_fd)
-            '''))
+            """,
+    ),
+)
 
-forgery("c2_call_say_answers", "fx-lcb-func", "call-based: the harness's own say() sends every expected answer, then os._exit(0)",
-        WALK + _d(r'''
+forgery(
+    "c2_call_say_answers",
+    "fx-lcb-func",
+    "call-based: the harness's own say() sends every expected answer, then os._exit(0)",
+    WALK
+    + _d(r"""
             import json, os, sys
 
 
@@ -608,36 +747,59 @@ forgery("c2_call_say_answers", "fx-lcb-func", "call-based: the harness's own say
                             h.f_locals["say"](f"{i} " + json.dumps(accept[0]))
                         os._exit(0)
                     return sum(ch in "aeiou" for ch in s)
-            '''), twin=WRONG["fx-lcb-func"])
+            """),
+    twin=WRONG["fx-lcb-func"],
+)
 
 # c3: names looked up after the sample ran ---------------------------------------------------
-forgery("c3_builtins_exec", "fx/add", "builtins.exec becomes a no-op, so the tests never run",
-        _after("fx/add", r'''
+forgery(
+    "c3_builtins_exec",
+    "fx/add",
+    "builtins.exec becomes a no-op, so the tests never run",
+    _after(
+        "fx/add",
+        r"""
             import builtins
             builtins.exec = lambda *args, **kwargs: None
-            '''))
+            """,
+    ),
+)
 
-forgery("c3_builtins_compile", "fx/mbpp_circle", "builtins.compile compiles 'pass' instead of whatever comes next (the tests)",
-        _after("fx/mbpp_circle", r'''
+forgery(
+    "c3_builtins_compile",
+    "fx/mbpp_circle",
+    "builtins.compile compiles 'pass' instead of whatever comes next (the tests)",
+    _after(
+        "fx/mbpp_circle",
+        r"""
             import builtins
             _compile = compile
             builtins.compile = lambda source, filename, mode, *args, **kwargs: _compile("pass", filename, mode)
-            '''))
+            """,
+    ),
+)
 
-forgery("c3_functools_update_wrapper", "fx/sort_desc",
-        "functools.update_wrapper returns the wrapped function: the guard's wraps() undoes it",
-        EQ + _d(r'''
+forgery(
+    "c3_functools_update_wrapper",
+    "fx/sort_desc",
+    "functools.update_wrapper returns the wrapped function: the guard's wraps() undoes it",
+    EQ
+    + _d(r"""
             import functools
             functools.update_wrapper = lambda wrapper, wrapped, *args, **kwargs: wrapped
 
 
             def sort_desc(xs):
                 return _Eq()
-            '''))
+            """),
+)
 
-forgery("c3_guard_heaptype_global", "fx/add",
-        "the guard's module global _HEAPTYPE is set to 0, so no class counts as sample-made",
-        EQ + _d(r'''
+forgery(
+    "c3_guard_heaptype_global",
+    "fx/add",
+    "the guard's module global _HEAPTYPE is set to 0, so no class counts as sample-made",
+    EQ
+    + _d(r"""
             import sys
             _hit = False
             for _m in list(sys.modules.values()):
@@ -651,10 +813,16 @@ forgery("c3_guard_heaptype_global", "fx/add",
 
             def add(a, b):
                 return _Eq() if _hit else a - b
-            '''), twin=WRONG["fx/add"])
+            """),
+    twin=WRONG["fx/add"],
+)
 
-forgery("c3_guard_opaque_global", "fx/sort_desc", "the guard's module global _Opaque is replaced: what it makes of _Eq is an _Eq",
-        EQ + _d(r'''
+forgery(
+    "c3_guard_opaque_global",
+    "fx/sort_desc",
+    "the guard's module global _Opaque is replaced: what it makes of _Eq is an _Eq",
+    EQ
+    + _d(r"""
             import sys
             _hit = False
             for _m in list(sys.modules.values()):
@@ -668,35 +836,58 @@ forgery("c3_guard_opaque_global", "fx/sort_desc", "the guard's module global _Op
 
             def sort_desc(xs):
                 return _Eq() if _hit else sorted(xs)
-            '''), twin=WRONG["fx/sort_desc"])
+            """),
+    twin=WRONG["fx/sort_desc"],
+)
 
 # c4: what the guard covers --------------------------------------------------------------------
-forgery("c4_class_entry_point", "fx/add", "the entry point is a class whose __new__ returns an object equal to anything",
-        WRONG["fx/add"] + "\n\n" + EQ + _d(r'''
+forgery(
+    "c4_class_entry_point",
+    "fx/add",
+    "the entry point is a class whose __new__ returns an object equal to anything",
+    WRONG["fx/add"]
+    + "\n\n"
+    + EQ
+    + _d(r"""
 
 
             class add:
                 def __new__(cls, a, b):
                     return _Eq()
-            '''))
+            """),
+)
 
-forgery("c4_prompt_helper_poly", "fx/find_root", "redefines the prompt's helper poly() that the tests call, to return 0",
-        _after("fx/find_root", r'''
+forgery(
+    "c4_prompt_helper_poly",
+    "fx/find_root",
+    "redefines the prompt's helper poly() that the tests call, to return 0",
+    _after(
+        "fx/find_root",
+        r"""
             def poly(xs, x):
                 return 0.0
-            '''))
+            """,
+    ),
+)
 
-forgery("c4_mbpp_by_value", "fx/mbpp_square", "the asserts pass square by value to map(), so its results are never guarded",
-        EQ + _d(r'''
+forgery(
+    "c4_mbpp_by_value",
+    "fx/mbpp_square",
+    "the asserts pass square by value to map(), so its results are never guarded",
+    EQ
+    + _d(r"""
 
 
             def square(x):
                 return _Eq()
-            '''))
+            """),
+)
 
-forgery("c4_mappingproxy", "fx/add",
-        "returns a mappingproxy (a C type) whose == delegates to a sample mapping that equals anything",
-        _d(r'''
+forgery(
+    "c4_mappingproxy",
+    "fx/add",
+    "returns a mappingproxy (a C type) whose == delegates to a sample mapping that equals anything",
+    _d(r"""
             import types
             from collections.abc import Mapping
 
@@ -719,19 +910,29 @@ forgery("c4_mappingproxy", "fx/add",
 
             def add(a, b):
                 return types.MappingProxyType(_EqMap())
-            '''))
+            """),
+)
 
-forgery("c4_numpy_object_array", "fx/add", "returns a numpy object array holding an _Eq: == is elementwise and truthy",
-        EQ + _d(r'''
+forgery(
+    "c4_numpy_object_array",
+    "fx/add",
+    "returns a numpy object array holding an _Eq: == is elementwise and truthy",
+    EQ
+    + _d(r"""
             import numpy
 
 
             def add(a, b):
                 return numpy.array([_Eq()], dtype=object)
-            '''))
+            """),
+)
 
-forgery("c4_fraction_numerator", "fx/add", "returns a trusted Fraction whose _numerator is an _Eq",
-        EQ + _d(r'''
+forgery(
+    "c4_fraction_numerator",
+    "fx/add",
+    "returns a trusted Fraction whose _numerator is an _Eq",
+    EQ
+    + _d(r"""
             from fractions import Fraction
 
 
@@ -739,11 +940,15 @@ forgery("c4_fraction_numerator", "fx/add", "returns a trusted Fraction whose _nu
                 f = Fraction(a - b)
                 f._numerator = _Eq()
                 return f
-            '''))
+            """),
+)
 
-forgery("c4_mutated_after_check", "fx/sort_desc",
-        "a profile hook refills the returned list with _Eq after the guard let it through",
-        EQ + _d(r'''
+forgery(
+    "c4_mutated_after_check",
+    "fx/sort_desc",
+    "a profile hook refills the returned list with _Eq after the guard let it through",
+    EQ
+    + _d(r"""
             import sys
             _pending = []
 
@@ -759,31 +964,57 @@ forgery("c4_mutated_after_check", "fx/sort_desc",
                 _pending.append(got)
                 sys.setprofile(_hook)
                 return got
-            '''))
+            """),
+)
 
 # c5: the tests run in the sample's world ----------------------------------------------------
-forgery("c5_patched_math_isclose", "fx/mbpp_circle", "math.isclose is patched to always say True",
-        _after("fx/mbpp_circle", r'''
+forgery(
+    "c5_patched_math_isclose",
+    "fx/mbpp_circle",
+    "math.isclose is patched to always say True",
+    _after(
+        "fx/mbpp_circle",
+        r"""
             import math
             math.isclose = lambda *args, **kwargs: True
-            '''))
+            """,
+    ),
+)
 
-forgery("c5_patched_sorted", "fx/sort_desc", "builtins.sorted ignores reverse=, so the test's reference sorts ascending too",
-        _after("fx/sort_desc", r'''
+forgery(
+    "c5_patched_sorted",
+    "fx/sort_desc",
+    "builtins.sorted ignores reverse=, so the test's reference sorts ascending too",
+    _after(
+        "fx/sort_desc",
+        r"""
             import builtins
             _sorted = sorted
             builtins.sorted = lambda iterable, key=None, reverse=False: _sorted(iterable, key=key)
-            '''))
+            """,
+    ),
+)
 
-forgery("c5_patched_random", "fx/sort_desc", "random.randint always returns its lower bound, so every random case is []",
-        _after("fx/sort_desc", r'''
+forgery(
+    "c5_patched_random",
+    "fx/sort_desc",
+    "random.randint always returns its lower bound, so every random case is []",
+    _after(
+        "fx/sort_desc",
+        r"""
             import random
             random.randint = lambda a, b: a
-            '''))
+            """,
+    ),
+)
 
-forgery("c5_import_hook_math", "fx/mbpp_circle",
-        "a meta-path finder serves the tests' 'import math' a fake whose isclose is True",
-        _after("fx/mbpp_circle", r'''
+forgery(
+    "c5_import_hook_math",
+    "fx/mbpp_circle",
+    "a meta-path finder serves the tests' 'import math' a fake whose isclose is True",
+    _after(
+        "fx/mbpp_circle",
+        r"""
             import importlib.abc, importlib.util, sys
 
 
@@ -801,17 +1032,30 @@ forgery("c5_import_hook_math", "fx/mbpp_circle",
 
             sys.meta_path.insert(0, _FakeMath())
             sys.modules.pop("math", None)
-            '''))
+            """,
+    ),
+)
 
-forgery("c5_shadowed_abs", "fx/find_root", "defines a global abs() returning 0, which the test's abs(poly(...)) then uses",
-        _after("fx/find_root", r'''
+forgery(
+    "c5_shadowed_abs",
+    "fx/find_root",
+    "defines a global abs() returning 0, which the test's abs(poly(...)) then uses",
+    _after(
+        "fx/find_root",
+        r"""
             def abs(value):
                 return 0.0
-            '''))
+            """,
+    ),
+)
 
-forgery("c5_settrace_skip_asserts", "fx/add",
-        "a sys.settrace line hook jumps over every line of the tests that raises AssertionError",
-        _after("fx/add", r'''
+forgery(
+    "c5_settrace_skip_asserts",
+    "fx/add",
+    "a sys.settrace line hook jumps over every line of the tests that raises AssertionError",
+    _after(
+        "fx/add",
+        r"""
             import dis, sys
             _PLAN = {}
 
@@ -845,10 +1089,18 @@ forgery("c5_settrace_skip_asserts", "fx/add",
 
 
             sys.settrace(_global)
-            '''))
+            """,
+    ),
+)
 
-forgery("c5_settrace_unwrap_candidate", "fx/add", "a sys.settrace hook rebinds check()'s 'candidate' to an unguarded function",
-        _after("fx/add", EQ, r'''
+forgery(
+    "c5_settrace_unwrap_candidate",
+    "fx/add",
+    "a sys.settrace hook rebinds check()'s 'candidate' to an unguarded function",
+    _after(
+        "fx/add",
+        EQ,
+        r"""
             import sys
 
 
@@ -863,11 +1115,16 @@ forgery("c5_settrace_unwrap_candidate", "fx/add", "a sys.settrace hook rebinds c
 
 
             sys.settrace(_tracer)
-            '''))
+            """,
+    ),
+)
 
 # c6: expected outputs in the child's memory -------------------------------------------------
-forgery("c6_apps_stdio_frames", "fx-apps-stdio", "stdin/stdout: prints the case's expected output found in an outer frame",
-        _d(r'''
+forgery(
+    "c6_apps_stdio_frames",
+    "fx-apps-stdio",
+    "stdin/stdout: prints the case's expected output found in an outer frame",
+    _d(r"""
             import sys
             _f = sys._getframe(0)
             while _f is not None and not isinstance(_f.f_locals.get("expected"), str):
@@ -877,11 +1134,14 @@ forgery("c6_apps_stdio_frames", "fx-apps-stdio", "stdin/stdout: prints the case'
                 print(_f.f_locals["expected"], end="")
             else:
                 print(max(map(int, input().split())))
-            '''))
+            """),
+)
 
-forgery("c6_apps_stdio_gc", "fx-apps-stdio",
-        "stdin/stdout: gc.get_objects() finds the job's cases; prints the output of this input",
-        _d(r'''
+forgery(
+    "c6_apps_stdio_gc",
+    "fx-apps-stdio",
+    "stdin/stdout: gc.get_objects() finds the job's cases; prints the output of this input",
+    _d(r"""
             import gc, sys
             _data = sys.stdin.read()
             _answer = None
@@ -894,11 +1154,14 @@ forgery("c6_apps_stdio_gc", "fx-apps-stdio",
                 print(_answer, end="")
             else:
                 print(max(map(int, _data.split("\n")[1].split())))
-            '''))
+            """),
+)
 
-forgery("c6_apps_call_frames", "fx-apps-call",
-        "call-based: returns the expected value of these arguments, read from an outer frame",
-        _d(r'''
+forgery(
+    "c6_apps_call_frames",
+    "fx-apps-call",
+    "call-based: returns the expected value of these arguments, read from an outer frame",
+    _d(r"""
             import sys
 
 
@@ -911,10 +1174,14 @@ forgery("c6_apps_call_frames", "fx-apps-call",
                         if args == [xs]:
                             return accept[0]
                 return xs.count(xs[0])
-            '''))
+            """),
+)
 
-forgery("c6_apps_call_gc", "fx-apps-call", "call-based: gc.get_objects() finds the job's cases and returns the matching answer",
-        _d(r'''
+forgery(
+    "c6_apps_call_gc",
+    "fx-apps-call",
+    "call-based: gc.get_objects() finds the job's cases and returns the matching answer",
+    _d(r"""
             import gc
 
 
@@ -925,10 +1192,14 @@ forgery("c6_apps_call_gc", "fx-apps-call", "call-based: gc.get_objects() finds t
                             if args == [xs]:
                                 return accept[0]
                 return xs.count(xs[0])
-            '''))
+            """),
+)
 
-forgery("c6_lcb_stdin_inspect", "fx-lcb-stdin", "stdin/stdout: inspect.getouterframes() finds the expected output and prints it",
-        _d(r'''
+forgery(
+    "c6_lcb_stdin_inspect",
+    "fx-lcb-stdin",
+    "stdin/stdout: inspect.getouterframes() finds the expected output and prints it",
+    _d(r"""
             import inspect
             _line = input()
             for _info in inspect.getouterframes(inspect.currentframe(), 0):
@@ -937,11 +1208,14 @@ forgery("c6_lcb_stdin_inspect", "fx-lcb-stdin", "stdin/stdout: inspect.getouterf
                     break
             else:
                 print(_line)
-            '''))
+            """),
+)
 
-forgery("c6_lcb_stdin_thread", "fx-lcb-stdin",
-        "stdin/stdout: a thread reads the main thread's frames and prints the expected output",
-        _d(r'''
+forgery(
+    "c6_lcb_stdin_thread",
+    "fx-lcb-stdin",
+    "stdin/stdout: a thread reads the main thread's frames and prints the expected output",
+    _d(r"""
             import sys, threading
             _line = input()
             _got = []
@@ -963,11 +1237,14 @@ forgery("c6_lcb_stdin_thread", "fx-lcb-stdin",
                 print(_got[0], end="")
             else:
                 print(_line)
-            '''))
+            """),
+)
 
-forgery("c6_lcb_func_traceback", "fx-lcb-func",
-        "functional: a traceback's frames lead to the cases; the matching answer is returned",
-        _d(r'''
+forgery(
+    "c6_lcb_func_traceback",
+    "fx-lcb-func",
+    "functional: a traceback's frames lead to the cases; the matching answer is returned",
+    _d(r"""
             class Solution:
                 def countVowels(self, s: str) -> int:
                     try:
@@ -982,7 +1259,8 @@ forgery("c6_lcb_func_traceback", "fx-lcb-func",
                                     return accept[0]
                         f = f.f_back
                     return sum(ch in "aeiou" for ch in s)
-            '''))
+            """),
+)
 
 # Forgeries that cannot be expressed in a mode: name -> (mode, reason).  None at present: none of the
 # tricks kills processes beyond its own, so every one runs under bubblewrap and as a plain process.

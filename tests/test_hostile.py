@@ -206,8 +206,16 @@ LIAR = "class E:\n    __eq__ = lambda s, o: True\n    __ne__ = __lt__ = lambda s
 
 
 def _forge(ints="a + b", lists="a + b", tuples="iter(a + b)", prelude=LIAR):
-    return (prelude + "def add(a, b):\n    if isinstance(a, int):\n        return " + ints
-            + "\n    if isinstance(a, list):\n        return " + lists + "\n    return " + tuples + "\n")
+    return (
+        prelude
+        + "def add(a, b):\n    if isinstance(a, int):\n        return "
+        + ints
+        + "\n    if isinstance(a, list):\n        return "
+        + lists
+        + "\n    return "
+        + tuples
+        + "\n"
+    )
 
 
 EQ_FORGERIES = {
@@ -217,21 +225,30 @@ EQ_FORGERIES = {
     "dict subclass": _forge(lists="D()", prelude="class D(dict):\n    __eq__ = lambda s, o: True\n"),
     "liars inside a list": _forge(lists="[E(), E()]"),
     "liars from a generator": _forge(tuples="(E() for _ in 'ab')"),
-    "metaclass hiding the class": _forge(ints="E()", prelude="class M(type):\n    __flags__ = property(lambda c: 0)\n"
-                                         + LIAR.replace("class E:", "class E(metaclass=M):")),
-    "builtins replaced first": _forge(ints="E()", prelude="import builtins\nbuiltins.issubclass = builtins.hasattr = lambda *a: False\n"
-                                      "builtins.type = lambda *a: int\n" + LIAR),
+    "metaclass hiding the class": _forge(
+        ints="E()",
+        prelude="class M(type):\n    __flags__ = property(lambda c: 0)\n" + LIAR.replace("class E:", "class E(metaclass=M):"),
+    ),
+    "builtins replaced first": _forge(
+        ints="E()",
+        prelude="import builtins\nbuiltins.issubclass = builtins.hasattr = lambda *a: False\n"
+        "builtins.type = lambda *a: int\n" + LIAR,
+    ),
 }
-HONEST_TESTS = ("from collections import Counter\nimport numpy\n"
-                "assert f('ab') == {'a': 1, 'b': 1}\nassert g() == 0.5\nassert h() == (1, 2)\n"
-                "assert list(k()) == [1, 2]\nx = [1, 2]\nassert m(x) == x\nassert n() == 3\nassert s() == 'ab'\nassert t(4) == 4\n")
-HONEST = ("from collections import Counter, namedtuple\nfrom fractions import Fraction\nimport numpy\n"
-          "class S(str):\n    pass\n"
-          "f = lambda t: Counter(t)\ng = lambda: Fraction(1, 2)\nh = lambda: namedtuple('P', 'a b')(1, 2)\n"
-          "k = lambda: iter([1, 2])\nm = lambda x: x\nn = lambda: numpy.int64(3)\ns = lambda: S('ab')\n"
-          # the sample's own calls are not guarded: here a recursive one needs the object it made
-          "class Box:\n    def __init__(self, v):\n        self.v = v\n"
-          "def t(a, inner=False):\n    return Box(a) if inner else t(a, True).v\n")
+HONEST_TESTS = (
+    "from collections import Counter\nimport numpy\n"
+    "assert f('ab') == {'a': 1, 'b': 1}\nassert g() == 0.5\nassert h() == (1, 2)\n"
+    "assert list(k()) == [1, 2]\nx = [1, 2]\nassert m(x) == x\nassert n() == 3\nassert s() == 'ab'\nassert t(4) == 4\n"
+)
+HONEST = (
+    "from collections import Counter, namedtuple\nfrom fractions import Fraction\nimport numpy\n"
+    "class S(str):\n    pass\n"
+    "f = lambda t: Counter(t)\ng = lambda: Fraction(1, 2)\nh = lambda: namedtuple('P', 'a b')(1, 2)\n"
+    "k = lambda: iter([1, 2])\nm = lambda x: x\nn = lambda: numpy.int64(3)\ns = lambda: S('ab')\n"
+    # the sample's own calls are not guarded: here a recursive one needs the object it made
+    "class Box:\n    def __init__(self, v):\n        self.v = v\n"
+    "def t(a, inner=False):\n    return Box(a) if inner else t(a, True).v\n"
+)
 
 
 def _run_with_tests(plan, samples, tests):

@@ -30,15 +30,26 @@ from passatk.execute._worker.encoding import (
 # the encoding
 # --------------------------------------------------------------------------- #
 _hashable = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.integers(min_value=2**64, max_value=2**400)
-    | st.floats(allow_nan=False) | st.complex_numbers(allow_nan=False) | st.text() | st.binary(),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=2**64, max_value=2**400)
+    | st.floats(allow_nan=False)
+    | st.complex_numbers(allow_nan=False)
+    | st.text()
+    | st.binary(),
     lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3),
     max_leaves=8,
 )
 plain_values = st.recursive(
     _hashable | st.floats() | st.fractions() | st.decimals(allow_nan=False),
-    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner) | st.sets(_hashable, max_size=4)
-    | st.dictionaries(_hashable, inner, max_size=4) | st.builds(deque, st.lists(inner, max_size=3)),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner)
+        | st.sets(_hashable, max_size=4)
+        | st.dictionaries(_hashable, inner, max_size=4)
+        | st.builds(deque, st.lists(inner, max_size=3))
+    ),
     max_leaves=20,
 )
 
@@ -68,8 +79,19 @@ class TestEncoding:
     def test_values_the_tests_compare(self):
         """nan, inf, -0.0, huge ints, surrogates, ranges, dict views and built-in classes come back as themselves."""
         d = {"a": 1, "b": 2}
-        values = [math.inf, -math.inf, -0.0, 10**5000, "\ud800", range(1, 10, 3), Fraction(-1, 3), Decimal("1.10"),
-                  bytearray(b"x"), int, str]
+        values = [
+            math.inf,
+            -math.inf,
+            -0.0,
+            10**5000,
+            "\ud800",
+            range(1, 10, 3),
+            Fraction(-1, 3),
+            Decimal("1.10"),
+            bytearray(b"x"),
+            int,
+            str,
+        ]
         got = loads(dumps(values))
         assert math.isnan(loads(dumps(math.nan)))
         assert all(_same(a, b) for a, b in zip(got, values))
@@ -115,22 +137,25 @@ class TestEncoding:
             encode(lambda: 1)
         assert decode(encode(iter([1, 2]))).__next__() == 1  # the judge's iterators go as copies
 
-    @pytest.mark.parametrize(("tree", "message"), [
-        (["x", 1], "unknown tag 'x'"),
-        (["i", "0xzz"], "not a hex integer"),
-        (["i", 5], "an integer must be a hex string"),
-        (["f", "nanx"], "not a float.hex"),
-        (["s", [["l", []]]], "unhashable item in a set"),
-        (["d", [[["i", "0x1"]]]], r"a dict must be a list of \[key, value\] pairs"),
-        (["q", "0x1", "0x0"], "positive denominator"),
-        (["rg", "0x0", "0x1", "0x0"], "non-zero step"),
-        (["T", "print"], "unknown tag 'T'"),
-        (["m", "os; import x"], "not a module name"),
-        (["b", "***"], "base64"),
-        ([1, 2], "not a tagged value"),
-        ({"a": 1}, "not a tagged value"),
-        (["l", [], []], "unknown tag 'l' with 2"),
-    ])
+    @pytest.mark.parametrize(
+        ("tree", "message"),
+        [
+            (["x", 1], "unknown tag 'x'"),
+            (["i", "0xzz"], "not a hex integer"),
+            (["i", 5], "an integer must be a hex string"),
+            (["f", "nanx"], "not a float.hex"),
+            (["s", [["l", []]]], "unhashable item in a set"),
+            (["d", [[["i", "0x1"]]]], r"a dict must be a list of \[key, value\] pairs"),
+            (["q", "0x1", "0x0"], "positive denominator"),
+            (["rg", "0x0", "0x1", "0x0"], "non-zero step"),
+            (["T", "print"], "unknown tag 'T'"),
+            (["m", "os; import x"], "not a module name"),
+            (["b", "***"], "base64"),
+            ([1, 2], "not a tagged value"),
+            ({"a": 1}, "not a tagged value"),
+            (["l", [], []], "unknown tag 'l' with 2"),
+        ],
+    )
     def test_malformed_trees_are_protocol_errors(self, tree, message):
         """Anything that is not a well-formed encoding is refused, with what was wrong."""
         with pytest.raises(ProtocolError, match=message):
@@ -148,11 +173,18 @@ class TestEncoding:
 
 
 class TestExceptions:
-    @pytest.mark.parametrize(("info", "cls"), [
-        (["ValueError", "v"], ValueError), (["ZeroDivisionError", "z"], ZeroDivisionError),
-        (["SystemExit", "0"], SystemExit), (["RecursionError", "r"], RecursionError),
-        (["UnicodeDecodeError", "u"], SampleError), (["MadeUp", "m"], SampleError), (["print", "p"], SampleError),
-    ])
+    @pytest.mark.parametrize(
+        ("info", "cls"),
+        [
+            (["ValueError", "v"], ValueError),
+            (["ZeroDivisionError", "z"], ZeroDivisionError),
+            (["SystemExit", "0"], SystemExit),
+            (["RecursionError", "r"], RecursionError),
+            (["UnicodeDecodeError", "u"], SampleError),
+            (["MadeUp", "m"], SampleError),
+            (["print", "p"], SampleError),
+        ],
+    )
     def test_builtin_class_of_the_same_name(self, info, cls):
         """The judge raises the built-in exception class of that name, else a generic SampleError."""
         exc = rebuild_exception(info)
@@ -182,7 +214,9 @@ def plan(request):
 
 TESTS = "assert add(2, 3) == 5\nassert add(1, 1) == 2\n"
 # The sample's end of the call channel is its only descriptor above 2 (see _worker.sample): find it.
-CHANNEL = "import os\nfd = max(int(x) for x in os.listdir('/proc/self/fd') if int(x) > 2 and os.path.exists(f'/proc/self/fd/{x}'))\n"
+CHANNEL = (
+    "import os\nfd = max(int(x) for x in os.listdir('/proc/self/fd') if int(x) > 2 and os.path.exists(f'/proc/self/fd/{x}'))\n"
+)
 FRAME = "import struct, time\ndef frame(data):\n    os.write(fd, struct.pack('>I', len(data)) + data)\n"
 WAIT = "time.sleep(5)\n"  # stay alive: the judge reads what was sent before it sees the process end
 
@@ -190,37 +224,75 @@ SAMPLES = {
     # (source, tests, expected status, a word the detail must contain)
     "honest": ("def add(a, b):\n    return a + b\n", TESTS, "passed", ""),
     "wrong": ("def add(a, b):\n    return a - b\n", TESTS, "failed", "AssertionError"),
-    "garbage reply": (CHANNEL + FRAME + "frame(b'[\"ready\", [\"d\", []]]')\nframe(b'not json')\n" + WAIT, TESTS, "error", "protocol"),
-    "oversize reply": (CHANNEL + "import struct, time\nos.write(fd, struct.pack('>I', 1 << 30))\ntime.sleep(5)\n", TESTS, "error",
-                       "oversize"),
-    "ready twice": (CHANNEL + FRAME + "frame(b'[\"ready\", [\"d\", []]]')\nframe(b'[\"ready\", [\"d\", []]]')\n" + WAIT, TESTS, "error", "protocol"),
+    "garbage reply": (
+        CHANNEL + FRAME + "frame(b'[\"ready\", [\"d\", []]]')\nframe(b'not json')\n" + WAIT,
+        TESTS,
+        "error",
+        "protocol",
+    ),
+    "oversize reply": (
+        CHANNEL + "import struct, time\nos.write(fd, struct.pack('>I', 1 << 30))\ntime.sleep(5)\n",
+        TESTS,
+        "error",
+        "oversize",
+    ),
+    "ready twice": (
+        CHANNEL + FRAME + 'frame(b\'["ready", ["d", []]]\')\nframe(b\'["ready", ["d", []]]\')\n' + WAIT,
+        TESTS,
+        "error",
+        "protocol",
+    ),
     "answer before asked": (CHANNEL + FRAME + "frame(b'[\"ok\", true]')\n" + WAIT, TESTS, "error", "protocol"),
-    "deep reply": (CHANNEL + FRAME + "frame(b'[\"ready\", [\"d\", []]]')\nframe(b'[\"ok\", ' + b'[\"l\", [' * 3000 + b']]' * 3000 + b']')\n" + WAIT, TESTS, "error", "protocol"),
+    "deep reply": (
+        CHANNEL
+        + FRAME
+        + "frame(b'[\"ready\", [\"d\", []]]')\nframe(b'[\"ok\", ' + b'[\"l\", [' * 3000 + b']]' * 3000 + b']')\n"
+        + WAIT,
+        TESTS,
+        "error",
+        "protocol",
+    ),
     "channel closed": (CHANNEL + "os.close(fd)\n", TESTS, "error", "ended"),
     # the tests catch everything, yet a sample that died mid-call is never a pass
-    "dies in a guarded call": ("import os\ndef add(a, b):\n    os._exit(0)\n",
-                               "try:\n    add(1, 2)\nexcept BaseException:\n    pass\n", "error", "ended"),
-    "exception the tests expect": ("class Oops(ValueError):\n    pass\ndef add(a, b):\n    raise Oops('no')\n",
-                                   "try:\n    add(1, 2)\n    raise AssertionError('no exception')\nexcept ValueError as e:\n"
-                                   "    assert str(e) == 'no'\n", "passed", ""),
+    "dies in a guarded call": (
+        "import os\ndef add(a, b):\n    os._exit(0)\n",
+        "try:\n    add(1, 2)\nexcept BaseException:\n    pass\n",
+        "error",
+        "ended",
+    ),
+    "exception the tests expect": (
+        "class Oops(ValueError):\n    pass\ndef add(a, b):\n    raise Oops('no')\n",
+        "try:\n    add(1, 2)\n    raise AssertionError('no exception')\nexcept ValueError as e:\n    assert str(e) == 'no'\n",
+        "passed",
+        "",
+    ),
     "objects, attributes, iteration": (
         "class Node:\n    def __init__(self, v):\n        self.v, self.next = v, None\n"
         "def walk(n):\n    while n is not None:\n        yield n.v\n        n = n.next\n",
         "a = Node(1)\na.next = Node(2)\nassert a.next.v == 2 and list(walk(a)) == [1, 2] and walk(a) != [1, 2]\n"
-        "assert sorted(map(abs, [-2, 1])) == [1, 2]\n", "passed", ""),
+        "assert sorted(map(abs, [-2, 1])) == [1, 2]\n",
+        "passed",
+        "",
+    ),
     "class as the entry point": ("class add:\n    def __new__(cls, a, b):\n        return a + b\n", TESTS, "passed", ""),
     "top-level timeout": ("while True:\n    pass\n", TESTS, "timeout", "CPU"),
     "judge-side timeout": ("def add(a, b):\n    return a + b\n", "while add(1, 1) == 2:\n    pass\n", "timeout", "CPU"),
     "memory": ("x = bytearray(1 << 34)\n", TESTS, "oom", "MemoryError"),
-    "killed by a signal": ("import os, signal\ndef add(a, b):\n    os.kill(os.getpid(), signal.SIGSEGV)\n", TESTS, "error",
-                           "SIGSEGV"),
+    "killed by a signal": (
+        "import os, signal\ndef add(a, b):\n    os.kill(os.getpid(), signal.SIGSEGV)\n",
+        TESTS,
+        "error",
+        "SIGSEGV",
+    ),
 }
 
 
 @pytest.fixture(scope="module")
 def verdicts(plan):
-    jobs = [{"key": name, "kind": "python", "source": src, "head": "", "tests": tests, "remote": []}
-            for name, (src, tests, _, _) in SAMPLES.items()]
+    jobs = [
+        {"key": name, "kind": "python", "source": src, "head": "", "tests": tests, "remote": []}
+        for name, (src, tests, _, _) in SAMPLES.items()
+    ]
     with SandboxedWorker(plan, Limits(timeout=0.5, memory_mb=512)) as w:
         return {v.key: v for v in w.run_batch(jobs)}
 

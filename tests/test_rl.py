@@ -225,7 +225,11 @@ class TestValidation:
             ({"rewards": [[1, 0]], "k": True}, TypeError, r"`k` must be a single integer"),
             ({"rewards": [[1, 0]], "k": [1, 2]}, TypeError, r"`k` must be a single integer"),
             ({"rewards": [[1, 0]], "k": 1, "estimator": "pkpo"}, ValueError, r"`estimator` must be one of.*'pkpo'"),
-            ({"rewards": [[0.5, 0.0]], "k": 1, "estimator": "chen"}, ValueError, r"'chen' is defined for binary.*0.5 at index \(0, 0\)"),
+            (
+                {"rewards": [[0.5, 0.0]], "k": 1, "estimator": "chen"},
+                ValueError,
+                r"'chen' is defined for binary.*0.5 at index \(0, 0\)",
+            ),
             ({"rewards": [[0.5, np.nan]], "k": 1}, ValueError, r"must be finite; got nan at index \(0, 1\)"),
             ({"rewards": [1.0, 0.0, 1.0], "k": 1}, ValueError, r"shape \(prompts, samples\); got shape \(3,\).*`index`"),
             ({"rewards": [[1.0, 0.0]], "k": 1, "index": [0, 0]}, ValueError, r"with `index`, `rewards` must be 1-D"),

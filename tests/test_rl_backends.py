@@ -64,8 +64,13 @@ class TestTorch:
     def test_dtypes(self, torch):
         """Floating tensors keep their dtype; bool and int tensors give torch's default float."""
         default = torch.get_default_dtype()
-        for dtype, expected in [(torch.bool, default), (torch.int64, default), (torch.float32, torch.float32),
-                                (torch.float64, torch.float64), (torch.bfloat16, torch.bfloat16)]:
+        for dtype, expected in [
+            (torch.bool, default),
+            (torch.int64, default),
+            (torch.float32, torch.float32),
+            (torch.float64, torch.float64),
+            (torch.bfloat16, torch.bfloat16),
+        ]:
             assert pass_at_k_weights(torch.as_tensor(BINARY).to(dtype), 3).dtype == expected
 
     def test_float32_input_is_computed_in_float64(self, torch):

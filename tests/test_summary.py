@@ -256,7 +256,11 @@ class TestErrors:
         [
             ({"level": 1.0}, ValueError, r"`level` must be a number strictly between 0 and 1.*level=1.0"),
             ({"level": "95%"}, TypeError, r"got level='95%'"),
-            ({"method": "wald"}, ValueError, r"`method` must be one of 't', 'normal', 'wilson', 'percentile', 'bca'; got method='wald'"),
+            (
+                {"method": "wald"},
+                ValueError,
+                r"`method` must be one of 't', 'normal', 'wilson', 'percentile', 'bca'; got method='wald'",
+            ),
             ({"target": "sample"}, ValueError, r"`target` must be one of 'population', 'fixed'; got target='sample'"),
             ({"target": "fixed", "method": "bca"}, ValueError, r"with target='fixed' use method='normal'"),
             ({"target": "fixed", "cluster": range(8)}, ValueError, r"`cluster` only applies to target='population'"),

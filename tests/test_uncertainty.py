@@ -125,8 +125,7 @@ class TestVarianceEstimate:
             for k in range(1, n // 2 + 1):
                 for p in PS:
                     mean = sum(
-                        comb(n, c) * p**c * (1 - p) ** (n - c) * (miss(n, c, k) ** 2 - miss(n, c, 2 * k))
-                        for c in range(n + 1)
+                        comb(n, c) * p**c * (1 - p) ** (n - c) * (miss(n, c, k) ** 2 - miss(n, c, 2 * k)) for c in range(n + 1)
                     )
                     assert mean == exact_variance(n, k, p)
 

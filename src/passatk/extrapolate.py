@@ -100,8 +100,7 @@ def _neg_log_likelihood(x: np.ndarray, w: np.ndarray, counts: _Counts, m: int) -
     a_j, b_j = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
     lg_data = special.gammaln(np.stack([c + a_j, n - c + b_j, n + a_j + b_j]))
     lg_prior = special.gammaln(np.stack([a, b, a + b]))
-    log_f = (counts.log_comb[None, :, None] + lg_data[0] + lg_data[1] - lg_data[2]
-             - (lg_prior[0] + lg_prior[1] - lg_prior[2]))
+    log_f = counts.log_comb[None, :, None] + lg_data[0] + lg_data[1] - lg_data[2] - (lg_prior[0] + lg_prior[1] - lg_prior[2])
     log_mix, log_resp = _log_normalise(log_f + log_pi[:, None, :], axis=2)  # (R, J, 1), (R, J, m)
     resp = w[:, :, None] * np.exp(log_resp)  # weighted responsibilities
     dg_data = special.digamma(np.stack([c + a_j, n - c + b_j, n + a_j + b_j]))
@@ -169,10 +168,12 @@ def _starts(n: np.ndarray, c: np.ndarray, m: int) -> np.ndarray:
         return np.array([[np.log(mean / (1 - mean)), np.log(conc)]])
     # components centred on the m quantile groups of the observed rates, at three concentrations
     means = np.clip([g.mean() for g in np.array_split(np.sort(p), m)], 0.02, 0.98)
-    return np.array([
-        np.concatenate([np.log(means / (1 - means)), np.full(m, np.log(conc * spread)), np.zeros(m - 1)])
-        for spread in (0.5, 1.0, 2.0)
-    ])
+    return np.array(
+        [
+            np.concatenate([np.log(means / (1 - means)), np.full(m, np.log(conc * spread)), np.zeros(m - 1)])
+            for spread in (0.5, 1.0, 2.0)
+        ]
+    )
 
 
 def _canonical(x: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -334,17 +335,13 @@ def _pass_at_k_beyond_iv(results, ks, law, components, n_resamples, rng):
     components = as_int(components, "components")
     if law == "beta_binomial" and components != 1:
         raise ValueError(
-            f"law='beta_binomial' has one component; got components={components}. "
-            "Use law='beta_binomial_mixture' for more."
+            f"law='beta_binomial' has one component; got components={components}. Use law='beta_binomial_mixture' for more."
         )
     if law == "beta_binomial_mixture" and not 2 <= components <= 5:
         raise ValueError(f"`components` of a mixture must be in [2, 5]; got components={components}.")
     n_resamples = as_n_resamples(n_resamples, 2)
     if len(results) < 3 * int(components):
-        raise ValueError(
-            f"fitting {3 * components - 1} parameters needs at least {3 * components} problems; "
-            f"got {len(results)}."
-        )
+        raise ValueError(f"fitting {3 * components - 1} parameters needs at least {3 * components} problems; got {len(results)}.")
     if (results.n < 2).all():
         raise ValueError("every problem has n=1 sample: the spread of p across problems cannot be fitted; need n >= 2.")
     return ks_arr, components, n_resamples, as_rng(rng)

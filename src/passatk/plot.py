@@ -95,8 +95,9 @@ def plot_curves(
         ks = np.asarray(s.ks, dtype=float)
         level = int(round(100 * s.level))
         ax.fill_between(ks, 100 * s.ci.low, 100 * s.ci.high, color=st["color"], alpha=0.18, linewidth=0)
-        ax.plot(ks, 100 * s.estimate, color=st["color"], marker=st["marker"], markersize=4,
-                label=f"{s.name} (unbiased; {level}% CI)")
+        ax.plot(
+            ks, 100 * s.estimate, color=st["color"], marker=st["marker"], markersize=4, label=f"{s.name} (unbiased; {level}% CI)"
+        )
         k_max = max(k_max, ks.max())
         ext = extrapolations.get(s.name)
         if ext is not None:
@@ -107,11 +108,19 @@ def plot_curves(
                 est = np.concatenate([[s.estimate[-1]], ext.estimate[beyond]])
                 lo = np.concatenate([[s.ci.low[-1]], ci.low[beyond]])
                 hi = np.concatenate([[s.ci.high[-1]], ci.high[beyond]])
-                ax.fill_between(ek, 100 * lo, 100 * hi, facecolor="none", edgecolor=st["color"],
-                                hatch="///", alpha=0.45, linewidth=0)
-                ax.plot(ek, 100 * est, color=st["color"], linestyle="--", marker=st["marker"],
-                        markersize=4, markerfacecolor="white",
-                        label=f"{s.name}: model-based beyond n ({ext.law.replace('_', '-')} fit)")
+                ax.fill_between(
+                    ek, 100 * lo, 100 * hi, facecolor="none", edgecolor=st["color"], hatch="///", alpha=0.45, linewidth=0
+                )
+                ax.plot(
+                    ek,
+                    100 * est,
+                    color=st["color"],
+                    linestyle="--",
+                    marker=st["marker"],
+                    markersize=4,
+                    markerfacecolor="white",
+                    label=f"{s.name}: model-based beyond n ({ext.law.replace('_', '-')} fit)",
+                )
                 k_max = max(k_max, ek.max())
                 measured.add(float(ks.max()))
     for n in sorted(measured):
@@ -121,8 +130,13 @@ def plot_curves(
         if np.isfinite(crossover.ci.low):  # an open upper end runs to the edge of the axes
             hi = crossover.ci.high if np.isfinite(crossover.ci.high) else k_max * 1.18
             ax.axvspan(max(crossover.ci.low, 0.85), hi, color="0.92", zorder=0)
-        ax.axvline(crossover.k_cross, color="black", linestyle=":", linewidth=1.2,
-                   label=f"crossover k = {crossover.k_cross} ({int(round(100 * crossover.level))}% CI shaded)")
+        ax.axvline(
+            crossover.k_cross,
+            color="black",
+            linestyle=":",
+            linewidth=1.2,
+            label=f"crossover k = {crossover.k_cross} ({int(round(100 * crossover.level))}% CI shaded)",
+        )
     _log2_axis(ax, k_max)
     ax.set_ylim(0, 100)
     ax.set_xlabel("k (attempts per problem, log\u2082 scale)")
@@ -162,10 +176,17 @@ def plot_problem_rates(results: Results | Mapping[str, Results], *, title: str |
         ax.bar(np.arange(1, rate.size + 1), 100 * rate, width=1.0, color=color, edgecolor="none")
         never = int((res.c == 0).sum())
         rare = int(((res.c > 0) & (res.c < 0.1 * res.n)).sum())
-        ax.text(0.99, 0.95, f"{name}\npass@1 = {100 * rate.mean():.1f}%\n"
-                f"never solved: {never} of {rate.size}\nsolved in < 10% of samples: {rare}",
-                transform=ax.transAxes, ha="right", va="top", fontsize=8,
-                bbox={"facecolor": "white", "edgecolor": "0.8", "alpha": 0.9})
+        ax.text(
+            0.99,
+            0.95,
+            f"{name}\npass@1 = {100 * rate.mean():.1f}%\n"
+            f"never solved: {never} of {rate.size}\nsolved in < 10% of samples: {rare}",
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            fontsize=8,
+            bbox={"facecolor": "white", "edgecolor": "0.8", "alpha": 0.9},
+        )
         ax.set_xlim(0.5, rate.size + 0.5)
         ax.set_ylim(0, 100)
         ax.set_ylabel("correct samples (%)")

@@ -174,7 +174,9 @@ def excluded_lines(records: Sequence[dict], shown: int = 5) -> list[str]:
             ids = rec[f"only_in_{side}"]
             if ids:
                 listed = ", ".join(ids[:shown]) + (", ..." if len(ids) > shown else "")
-                lines.append(f"note: {len(ids)} problem(s) only in {rec[side]} ({listed}): excluded from {rec['a']} - {rec['b']}.")
+                lines.append(
+                    f"note: {len(ids)} problem(s) only in {rec[side]} ({listed}): excluded from {rec['a']} - {rec['b']}."
+                )
     return lines
 
 
@@ -278,8 +280,7 @@ def plan_table(plan):
 def plan_lines(plan) -> list[str]:
     """Where the plan's variance components came from, and the floor no number of samples gets below."""
     return [
-        f"variance components: {plan.source}; omega^2={plan.omega2:.4g}, "
-        f"sigma^2 A/B={plan.sigma2_a:.4g}/{plan.sigma2_b:.4g}.",
+        f"variance components: {plan.source}; omega^2={plan.omega2:.4g}, sigma^2 A/B={plan.sigma2_a:.4g}/{plan.sigma2_b:.4g}.",
         f"no n gets below {plan.problems_floor} problems (the between-problem part alone).",
     ]
 

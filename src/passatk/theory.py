@@ -157,9 +157,7 @@ def plugin_bias(n, k, p, exact: bool = False):
     n, k = _positive_int(n, "n"), _positive_int(k, "k")
     if exact:
         pf = _probability_fraction(p)
-        expected_miss = sum(
-            comb(n, c) * pf**c * (1 - pf) ** (n - c) * Fraction(n - c, n) ** k for c in range(n + 1)
-        )
+        expected_miss = sum(comb(n, c) * pf**c * (1 - pf) ** (n - c) * Fraction(n - c, n) ** k for c in range(n + 1))
         return (1 - pf) ** k - expected_miss
     parr = as_probabilities(p, "p")
     miss = (1.0 - np.arange(n + 1) / n) ** k
@@ -285,9 +283,7 @@ def pass_at_k_projection(n, k, grid=1001) -> ProjectionResult:
     else:
         p = as_probabilities(grid, "grid").ravel()
         if np.unique(p).size < n + 1:
-            raise ValueError(
-                f"`grid` needs at least n + 1 = {n + 1} distinct points; got {np.unique(p).size}."
-            )
+            raise ValueError(f"`grid` needs at least n + 1 = {n + 1} distinct points; got {np.unique(p).size}.")
     basis = _bernstein(n, p)
     with np.errstate(divide="ignore"):
         target = -np.expm1(k * np.log1p(-p))  # 1 - (1-p)^k, also at p = 1

@@ -32,7 +32,7 @@ def _operator(code: str, rng: random.Random) -> str | None:
     old, new = rng.choice(options)
     spots = [m.start() for m in re.finditer(re.escape(old), code)]
     at = rng.choice(spots)
-    return code[:at] + new + code[at + len(old):]
+    return code[:at] + new + code[at + len(old) :]
 
 
 def _off_by_one(code: str, rng: random.Random) -> str | None:
@@ -41,8 +41,8 @@ def _off_by_one(code: str, rng: random.Random) -> str | None:
         return None
     m = rng.choice(spots)
     if m.group(1) is not None:
-        return code[: m.start()] + f"range({m.group(1)} - 1)" + code[m.end():]
-    return code[: m.start()] + f"return ({m.group(2)}) + 1" + code[m.end():]
+        return code[: m.start()] + f"range({m.group(1)} - 1)" + code[m.end() :]
+    return code[: m.start()] + f"return ({m.group(2)}) + 1" + code[m.end() :]
 
 
 def _dropped_branch(code: str, rng: random.Random) -> str | None:
@@ -50,7 +50,7 @@ def _dropped_branch(code: str, rng: random.Random) -> str | None:
     if not spots:
         return None
     m = rng.choice(spots)
-    return code[: m.start()] + "if False:\n" + code[m.end():]
+    return code[: m.start()] + "if False:\n" + code[m.end() :]
 
 
 _MUTATORS = {"operator": _operator, "off_by_one": _off_by_one, "dropped_branch": _dropped_branch}

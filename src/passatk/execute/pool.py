@@ -95,8 +95,16 @@ class LocalPool:
         them.  Without it, every ``run`` stops its workers when it ends.
     """
 
-    def __init__(self, sandbox: Sandbox, limits: Limits, workers: int | None = None, *,
-                 scheduler: Scheduler | None = None, batch: int = 8, keep_warm: bool = False):
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        limits: Limits,
+        workers: int | None = None,
+        *,
+        scheduler: Scheduler | None = None,
+        batch: int = 8,
+        keep_warm: bool = False,
+    ):
         workers = (os.cpu_count() or 1) if workers is None else workers
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"`workers` must be an integer >= 1; got workers={workers!r}.")

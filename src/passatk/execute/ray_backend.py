@@ -182,8 +182,18 @@ class RayPool:
     ['passed']
     """
 
-    def __init__(self, sandbox: Sandbox, limits: Limits, workers: int | None = None, *, address: str | None = None,
-                 batch: int = 16, max_in_flight: int | None = None, max_retries: int = 3, start_timeout: float = 300.0):
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        limits: Limits,
+        workers: int | None = None,
+        *,
+        address: str | None = None,
+        batch: int = 16,
+        max_in_flight: int | None = None,
+        max_retries: int = 3,
+        start_timeout: float = 300.0,
+    ):
         self.sandbox, self.limits, self.address = sandbox, limits, address
         if isinstance(workers, bool) or not (workers is None or (isinstance(workers, int) and workers >= 1)):
             raise ValueError(f"`workers` must be an integer >= 1; got workers={workers!r}.")
@@ -232,16 +242,21 @@ class RayPool:
         except ray.exceptions.GetTimeoutError:
             _kill(ray, actors)
             cpus = ray.cluster_resources().get("CPU", 0)
-            raise SandboxError(f"{count} Ray workers were not all ready after {self.start_timeout:g} s; the cluster has "
-                               f"{cpus:g} CPUs in all, and each worker needs one free (fewer --workers?).") from None
+            raise SandboxError(
+                f"{count} Ray workers were not all ready after {self.start_timeout:g} s; the cluster has "
+                f"{cpus:g} CPUs in all, and each worker needs one free (fewer --workers?)."
+            ) from None
         except ray.exceptions.RayError as exc:
             _kill(ray, actors)
             raise SandboxError(f"a Ray worker could not start its sandbox: {_cause(exc)}") from None
         self.pids = [pid for pid, _ in infos]
         weaker = sorted({gap for _, plan in infos for gap in plan.not_isolated} - set(self.sandbox.not_isolated))
         if weaker:
-            warnings.warn("on some Ray nodes samples are less isolated than on this one; NOT isolated there: "
-                          + "; ".join(weaker) + ".", SandboxWarning, stacklevel=3)
+            warnings.warn(
+                "on some Ray nodes samples are less isolated than on this one; NOT isolated there: " + "; ".join(weaker) + ".",
+                SandboxWarning,
+                stacklevel=3,
+            )
         return actors
 
     def _stop_actors(self, ray, actors: list) -> None:

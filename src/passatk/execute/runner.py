@@ -242,8 +242,12 @@ def evaluate(
         texts.setdefault(r["_task"], []).append(r["_text"])
     broken = sum(1 for rec in records if rec["status"] == "sandbox_error")
     if broken:
-        warnings.warn(f"{broken} sample(s) could not be run (status sandbox_error); they count as not passed "
-                      "and are retried on the next run.", SandboxErrorWarning, stacklevel=2)
+        warnings.warn(
+            f"{broken} sample(s) could not be run (status sandbox_error); they count as not passed "
+            "and are retried on the next run.",
+            SandboxErrorWarning,
+            stacklevel=2,
+        )
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         _write_atomically(out, records)

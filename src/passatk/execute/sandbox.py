@@ -1,18 +1,20 @@
-"""Where samples run: the warm worker inside bubblewrap, or a plain process when it must.
+"""Where samples run: the warm worker and its zygote inside bubblewrap, or plain processes when they must.
 
 :func:`plan_sandbox` decides once what isolation this machine allows and says
-what is *not* isolated; :class:`SandboxedWorker` starts one worker
-(:mod:`passatk.execute.worker`) under that plan and exchanges events with it.
+what is *not* isolated; :class:`SandboxedWorker` starts one worker under that
+plan — two processes, the worker and its zygote (:mod:`passatk.execute._worker`),
+each in a sandbox of its own and linked by a socket — and exchanges events
+with the worker.
 
-With bubblewrap (``--sandbox bwrap``, the default where it works) each worker
-gets its own user, pid, network, ipc, uts and cgroup namespaces
+With bubblewrap (``--sandbox bwrap``, the default where it works) each of the
+two gets its own user, pid, network, ipc, uts and cgroup namespaces
 (``--unshare-all``), no capabilities, a read-only view of only ``/usr``, the
 libraries and the Python installation, an empty size-limited ``/tmp`` as its
 only writable place, an empty environment, and dies with the controller.
-Processes are counted by a cgroup ``pids.max`` when a cgroup is writable
-(typical as root) or by ``RLIMIT_NPROC`` inside the worker's user namespace
-(when not root; as root the kernel exempts uid 0 from that limit, even
-mapped to another uid inside the namespace).
+The processes programs make are counted by a cgroup ``pids.max`` (the
+zygote's) when a cgroup is writable (typical as root) or by ``RLIMIT_NPROC``
+inside the zygote's user namespace (when not root; as root the kernel exempts
+uid 0 from that limit, even mapped to another uid inside the namespace).
 """
 
 from __future__ import annotations
@@ -149,7 +151,12 @@ class Sandbox:
     def describe(self) -> str:
         """One line saying what is isolated and how processes are counted."""
         guard = {"cgroup": "cgroup pids.max", "rlimit": "RLIMIT_NPROC", None: "none"}[self.pids_guard]
-        what = "bubblewrap (own user/pid/network/ipc namespaces, read-only minimal filesystem, private /tmp)" if self.mode == "bwrap" else "plain processes (setsid, rlimits, and the namespaces this user may make)"
+        what = (
+            "bubblewrap (worker and zygote each with own user/pid/network/ipc namespaces, read-only minimal filesystem, "
+            "private /tmp)"
+            if self.mode == "bwrap"
+            else "plain processes (setsid, rlimits, and the namespaces this user may make)"
+        )
         text = f"sandbox: {what}; process-count guard: {guard}"
         if self.not_isolated:
             text += "; NOT isolated: " + "; ".join(self.not_isolated)
@@ -167,7 +174,16 @@ class Sandbox:
         if self.mode == "process":
             return tail + [str(WORKER), role, str(fd)]
         assert self.bwrap is not None
-        argv = [self.bwrap, "--unshare-all", "--as-pid-1", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
+        argv = [
+            self.bwrap,
+            "--unshare-all",
+            "--as-pid-1",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--clearenv",
+        ]
         for key, value in _worker_env(python, "/tmp").items():
             argv += ["--setenv", key, value]
         argv += ["--ro-bind", "/usr", "/usr"]
@@ -301,7 +317,9 @@ def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, site_packages
             reason = _probe(plan)
             if reason is None:
                 if missing and not quiet:
-                    warnings.warn("Samples run under bubblewrap; NOT isolated: " + "; ".join(missing) + ".", SandboxWarning, stacklevel=2)
+                    warnings.warn(
+                        "Samples run under bubblewrap; NOT isolated: " + "; ".join(missing) + ".", SandboxWarning, stacklevel=2
+                    )
                 _PLANS[key] = plan
                 return plan
             reason = f"bubblewrap does not work here ({reason})"
@@ -321,7 +339,9 @@ def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, site_packages
     plan = Sandbox("process", plan.pids_guard, tuple(missing), None, binds, paths, cgroup)
     if not quiet:
         why = f"{reason}. " if reason else ""
-        warnings.warn(f"{why}Samples run as plain processes; NOT isolated: " + "; ".join(missing) + ".", SandboxWarning, stacklevel=2)
+        warnings.warn(
+            f"{why}Samples run as plain processes; NOT isolated: " + "; ".join(missing) + ".", SandboxWarning, stacklevel=2
+        )
     _PLANS[key] = plan
     return plan
 
@@ -368,16 +388,35 @@ class SandboxedWorker:
             os.mkdir(self._cgroup)
             Path(self._cgroup, "pids.max").write_text(str(limits.pids + 8))
             # the shell joins the cgroup, then becomes the zygote: every process a sample makes is counted
-            zygote_argv = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', os.path.join(self._cgroup, "cgroup.procs"), *zygote_argv]
+            zygote_argv = [
+                "/bin/sh",
+                "-c",
+                'echo 0 > "$0" && exec "$@"',
+                os.path.join(self._cgroup, "cgroup.procs"),
+                *zygote_argv,
+            ]
         self._stderr = tempfile.TemporaryFile()
         self._zygote_stderr = tempfile.TemporaryFile()
         env = _worker_env(os.path.realpath(sys.executable), tempfile.gettempdir())
         try:
-            self.zygote = subprocess.Popen(zygote_argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._zygote_stderr,
-                                           env=env, start_new_session=True, pass_fds=[theirs.fileno()])
+            self.zygote = subprocess.Popen(
+                zygote_argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self._zygote_stderr,
+                env=env,
+                start_new_session=True,
+                pass_fds=[theirs.fileno()],
+            )
             self.proc = subprocess.Popen(
-                sandbox.worker_argv("worker", ours.fileno()), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                env=env, start_new_session=True, bufsize=0, pass_fds=[ours.fileno()],
+                sandbox.worker_argv("worker", ours.fileno()),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                env=env,
+                start_new_session=True,
+                bufsize=0,
+                pass_fds=[ours.fileno()],
             )
         finally:
             ours.close()

@@ -149,8 +149,11 @@ def _shadowing(code) -> list[str]:
         tree = ast.parse(code or "")
     except SyntaxError:
         return []
-    return [node.name for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and hasattr(builtins, node.name)]
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and hasattr(builtins, node.name)
+    ]
 
 
 def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem:
@@ -220,8 +223,9 @@ def load_problems(path: str | os.PathLike | None = None, *, dataset: str | None 
 # --------------------------------------------------------------------------- #
 # jobs
 # --------------------------------------------------------------------------- #
-def build_job(problem: Problem | None, task_id: str, completion: str, *, verifier: Sequence[str] | None = None,
-              filename: str = "sample.txt") -> dict:
+def build_job(
+    problem: Problem | None, task_id: str, completion: str, *, verifier: Sequence[str] | None = None, filename: str = "sample.txt"
+) -> dict:
     """The worker job that checks ``completion`` (without its ``key``; see :func:`job_key`).
 
     With ``verifier`` (an argv; ``{file}`` is the written sample, ``{task_id}`` the
@@ -234,10 +238,21 @@ def build_job(problem: Problem | None, task_id: str, completion: str, *, verifie
     if problem.kind == "python":
         # the sample's process: the program as the benchmark assembles it, tests left out;
         # the judge: the trusted prompt or set-up, then the tests
-        return {"kind": "python", "source": spec["head"] + completion + spec["tail"], "head": spec["head"] + spec["tail"],
-                "tests": spec["tests"], "remote": spec["remote"]}
+        return {
+            "kind": "python",
+            "source": spec["head"] + completion + spec["tail"],
+            "head": spec["head"] + spec["tail"],
+            "tests": spec["tests"],
+            "remote": spec["remote"],
+        }
     if problem.kind == "call":
-        return {"kind": "call", "source": completion, "func_name": spec["func_name"], "cases": spec["cases"], "rule": spec["rule"]}
+        return {
+            "kind": "call",
+            "source": completion,
+            "func_name": spec["func_name"],
+            "cases": spec["cases"],
+            "rule": spec["rule"],
+        }
     return {"kind": "stdio", "source": completion, "cases": spec["cases"], "rule": spec["rule"]}
 
 

@@ -27,9 +27,7 @@ def array_api():
     try:
         import array_api_compat
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            "passatk.rl needs the array-api-compat package; install it with `pip install 'passatk[rl]'`."
-        ) from exc
+        raise ImportError("passatk.rl needs the array-api-compat package; install it with `pip install 'passatk[rl]'`.") from exc
     return array_api_compat
 
 
@@ -60,15 +58,19 @@ def _rewards_iv(aac, rewards, flat: bool, estimator: str):
     if isinstance(rewards, np.ndarray) and rewards.dtype.kind not in "biuf":
         raise TypeError(f"`rewards` must hold bool, integer or real numbers; got dtype {rewards.dtype}.")
     xp = aac.array_namespace(rewards)
-    kind = next((name for name, family in (("bool", "bool"), ("int", "integral"), ("float", "real floating"))
-                 if xp.isdtype(rewards.dtype, family)), None)
+    kind = next(
+        (
+            name
+            for name, family in (("bool", "bool"), ("int", "integral"), ("float", "real floating"))
+            if xp.isdtype(rewards.dtype, family)
+        ),
+        None,
+    )
     if kind is None:
         raise TypeError(f"`rewards` must hold bool, integer or real numbers; got dtype {rewards.dtype}.")
 
     if flat and rewards.ndim != 1:
-        raise ValueError(
-            f"with `index`, `rewards` must be 1-D (one reward per sample); got shape {tuple(rewards.shape)}."
-        )
+        raise ValueError(f"with `index`, `rewards` must be 1-D (one reward per sample); got shape {tuple(rewards.shape)}.")
     if not flat and rewards.ndim != 2:
         raise ValueError(
             f"`rewards` must have shape (prompts, samples); got shape {tuple(rewards.shape)}. "
@@ -96,15 +98,11 @@ def groups(aac, index, size: int):
     """Group labels, the group number of each sample and the group sizes, all on the host."""
     labels = _to_host(aac, index) if aac.is_array_api_obj(index) else np.asarray(index)
     if labels.ndim != 1 or labels.shape[0] != size:
-        raise ValueError(
-            f"`index` must give one group label per sample: expected shape ({size},), got {tuple(labels.shape)}."
-        )
+        raise ValueError(f"`index` must give one group label per sample: expected shape ({size},), got {tuple(labels.shape)}.")
     try:
         unique, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
     except TypeError as exc:
-        raise TypeError(
-            f"`index` labels must be mutually comparable (all strings or all integers); got {labels[:5]!r}"
-        ) from exc
+        raise TypeError(f"`index` labels must be mutually comparable (all strings or all integers); got {labels[:5]!r}") from exc
     return unique, inverse.reshape(-1), counts
 
 
@@ -121,8 +119,7 @@ def _check_group_size(n: int, k: int, estimator: str, where: str) -> None:
         )
     if estimator == "loo_minus_one" and n == 1:
         raise ValueError(
-            f"estimator='loo_minus_one' at k=1 is REINFORCE with a leave-one-out baseline and needs n >= 2; "
-            f"{where} has n=1."
+            f"estimator='loo_minus_one' at k=1 is REINFORCE with a leave-one-out baseline and needs n >= 2; {where} has n=1."
         )
 
 

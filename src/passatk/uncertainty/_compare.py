@@ -105,12 +105,18 @@ class Comparison:
         return ConfidenceInterval(self.difference - half, self.difference + half)
 
     def to_dict(self) -> dict:
-        """The ``--json`` record: the pair, the shared and unshared problems, and per k the test."""
+        """The ``--json`` record: the pair, the shared and unshared problems, and per k the test.
+
+        Every attribute appears under its own name (``name_a``, ``estimate_a``...);
+        ``a`` and ``b`` are kept as the short keys earlier versions wrote.
+        """
         per_k = {}
         for j, k in enumerate(self.ks):
             rec = {
                 "a": json_number(self.estimate_a[j]),
                 "b": json_number(self.estimate_b[j]),
+                "estimate_a": json_number(self.estimate_a[j]),  # the attributes' names, beside the short keys
+                "estimate_b": json_number(self.estimate_b[j]),
                 "difference": json_number(self.difference[j]),
                 "se": json_number(self.se[j]),
                 "ci": [json_number(self.ci.low[j]), json_number(self.ci.high[j])],
@@ -125,6 +131,8 @@ class Comparison:
         return {
             "a": self.name_a,
             "b": self.name_b,
+            "name_a": self.name_a,
+            "name_b": self.name_b,
             "problems": self.problems,
             "only_in_a": list(self.only_in_a),
             "only_in_b": list(self.only_in_b),

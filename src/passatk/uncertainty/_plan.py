@@ -256,7 +256,5 @@ def _pilot_iv(pilot) -> list[Results]:
         return [pilot]
     models = list(pilot.values()) if isinstance(pilot, Mapping) else list(pilot)
     if not models or not all(isinstance(m, Results) for m in models):
-        raise TypeError(
-            f"`pilot` must be a Results, a sequence of Results or a mapping of name to Results; got {pilot!r:.60}."
-        )
+        raise TypeError(f"`pilot` must be a Results, a sequence of Results or a mapping of name to Results; got {pilot!r:.60}.")
     return models

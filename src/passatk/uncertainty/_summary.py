@@ -48,9 +48,7 @@ def _cluster_iv(cluster, task_ids: np.ndarray) -> np.ndarray | None:
     else:
         labels = list(cluster)
         if len(labels) != task_ids.size:
-            raise ValueError(
-                f"`cluster` needs one label per problem ({task_ids.size}); got {len(labels)} labels."
-            )
+            raise ValueError(f"`cluster` needs one label per problem ({task_ids.size}); got {len(labels)} labels.")
     _, first, codes = np.unique(np.asarray([str(x) for x in labels]), return_index=True, return_inverse=True)
     rank = np.empty_like(first)
     rank[np.argsort(first)] = np.arange(first.size)

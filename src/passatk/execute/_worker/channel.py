@@ -28,7 +28,7 @@ def emit(name, data, fd=1):
     """Write the event ``[name, data]`` as one line to ``fd``."""
     line = (json.dumps([name, data]) + "\n").encode()
     while line:
-        line = line[os.write(fd, line):]
+        line = line[os.write(fd, line) :]
 
 
 def events(stream):
@@ -43,7 +43,7 @@ def memfd(data, name="data"):
     fd = os.memfd_create(name, os.MFD_CLOEXEC)
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
@@ -95,7 +95,7 @@ class Frames:
         data = _HEADER.pack(len(payload)) + payload
         view = memoryview(data)
         while view:
-            view = view[os.write(self.fd, view):]
+            view = view[os.write(self.fd, view) :]
 
     def _fill(self, size):
         """Read until at least ``size`` bytes are buffered."""
@@ -112,5 +112,5 @@ class Frames:
         if size > self.limit:
             raise OverflowError(f"a reply of {size} bytes (the limit is {self.limit})")
         self._fill(4 + size)
-        frame, self._pending = self._pending[4:4 + size], self._pending[4 + size:]
+        frame, self._pending = self._pending[4 : 4 + size], self._pending[4 + size :]
         return frame

@@ -37,8 +37,19 @@ import builtins
 import json
 import sys
 
-__all__ = ["MAX_DEPTH", "MAX_ITEMS", "ProtocolError", "Remote", "SampleError", "decode", "dumps", "encode",
-           "exception_info", "loads", "rebuild_exception"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_ITEMS",
+    "ProtocolError",
+    "Remote",
+    "SampleError",
+    "decode",
+    "dumps",
+    "encode",
+    "exception_info",
+    "loads",
+    "rebuild_exception",
+]
 
 _compact = json.JSONEncoder(separators=(",", ":")).encode
 _NATIVE = 1 << 63  # ints below this in size are JSON numbers; larger ones hex strings (no digit limit)

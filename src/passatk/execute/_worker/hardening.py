@@ -37,8 +37,26 @@ _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 # Imported once, not in every child: what HumanEval/MBPP-style programs and their tests typically import.
-_PRELOAD = ("typing", "math", "re", "collections", "itertools", "functools", "heapq", "string", "hashlib",
-            "bisect", "random", "fractions", "decimal", "datetime", "copy", "operator", "statistics", "base64")
+_PRELOAD = (
+    "typing",
+    "math",
+    "re",
+    "collections",
+    "itertools",
+    "functools",
+    "heapq",
+    "string",
+    "hashlib",
+    "bisect",
+    "random",
+    "fractions",
+    "decimal",
+    "datetime",
+    "copy",
+    "operator",
+    "statistics",
+    "base64",
+)
 # Compiled and run once so that every child starts with the compiler and the interpreter's
 # lazily built state already made (a child's first compile() otherwise costs about 1 ms of CPU).
 _WARM_UP = """
@@ -164,8 +182,11 @@ def warm_up(import_paths=()):
         except ImportError:
             pass
     exec(compile(_WARM_UP, "<warm-up>", "exec"), {"__name__": "__warm_up__"})
-    STDIO[:] = [open(0, encoding="utf-8", errors="replace", closefd=False),
-                open(1, "w", encoding="utf-8", closefd=False), open(2, "w", encoding="utf-8", closefd=False)]
+    STDIO[:] = [
+        open(0, encoding="utf-8", errors="replace", closefd=False),
+        open(1, "w", encoding="utf-8", closefd=False),
+        open(2, "w", encoding="utf-8", closefd=False),
+    ]
     # The dispositions a child starts with, set once here rather than in every child.
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
         signal.signal(sig, signal.SIG_DFL)

@@ -56,8 +56,9 @@ def _judged(job, cfg, zyg):
         os.close(err_w)
         os.close(devnull)
     try:
-        said, outcome = cfg["judge"].decide(job, judge_end, cpu, wall, [(err_r, _TAIL_BYTES, "tail")],
-                                            {zyg.sock.fileno(): zyg.on_readable})
+        said, outcome = cfg["judge"].decide(
+            job, judge_end, cpu, wall, [(err_r, _TAIL_BYTES, "tail")], {zyg.sock.fileno(): zyg.on_readable}
+        )
         ran = zyg.finish(_GRACE)
     finally:
         os.close(err_r)
@@ -67,7 +68,9 @@ def _judged(job, cfg, zyg):
     cpu_used, wall_used = outcome.cpu + ran["cpu"], outcome.wall
     if status == "passed" and outcome.how == "decided":
         return ("passed", ""), cpu_used, wall_used
-    sample_end_how = supervise.abnormal(ran["how"], ran["status"], ran["cpu"], outcome.buffers[0]) if ran["how"] != "stopped" else None
+    sample_end_how = (
+        supervise.abnormal(ran["how"], ran["status"], ran["cpu"], outcome.buffers[0]) if ran["how"] != "stopped" else None
+    )
     if ran["how"] == "timeout":
         return sample_end_how, cpu_used, wall_used
     if outcome.how == "timeout":
@@ -92,8 +95,9 @@ def _direct(cfg, zyg, mode, source, stdin, out_limit, **extra):
         os.close(err_w)
     try:
         readers = [(out_r, out_limit, "head"), (err_r, _TAIL_BYTES, "tail")]
-        waited = supervise.supervise(None, None, wall + _GRACE, readers,
-                                     watch={zyg.sock.fileno(): lambda: zyg.on_readable(ends=True)})
+        waited = supervise.supervise(
+            None, None, wall + _GRACE, readers, watch={zyg.sock.fileno(): lambda: zyg.on_readable(ends=True)}
+        )
         if waited.how == "timeout":
             raise ZygoteGone("the zygote did not end a run within its limits")
         ran = zyg.finish(_GRACE)
@@ -117,8 +121,10 @@ def _stdio(job, cfg, zyg):
         verdict = supervise.abnormal(how, ran["status"], ran["cpu"], err)
         if verdict is None and os.WEXITSTATUS(ran["status"]) != 0:
             detail = supervise.tail(err)
-            verdict = ("oom" if "MemoryError" in detail else "error",
-                       f"exit status {os.WEXITSTATUS(ran['status'])}" + (f": {detail}" if detail else ""))
+            verdict = (
+                "oom" if "MemoryError" in detail else "error",
+                f"exit status {os.WEXITSTATUS(ran['status'])}" + (f": {detail}" if detail else ""),
+            )
         text = out.decode("utf-8", "replace")
         if verdict is None and not stdio_matches(job.get("rule", "lines"), text, expected):
             verdict = "failed", f"wrong answer {text.strip()[:60]!r}"
@@ -130,8 +136,9 @@ def _stdio(job, cfg, zyg):
 def _command(job, cfg, zyg):
     devnull = os.open(os.devnull, os.O_RDONLY)
     try:
-        how, ran, out, err = _direct(cfg, zyg, "exec", job["source"], devnull, 1 << 20,
-                                     argv=job["argv"], filename=job.get("filename") or "sample.txt")
+        how, ran, out, err = _direct(
+            cfg, zyg, "exec", job["source"], devnull, 1 << 20, argv=job["argv"], filename=job.get("filename") or "sample.txt"
+        )
     finally:
         os.close(devnull)
     verdict = supervise.abnormal(how, ran["status"], ran["cpu"], err)

@@ -11,9 +11,11 @@ import socket
 __all__ = ["BOOT", "main"]
 
 # Loads this package from its directory without putting anything on sys.path.
-BOOT = ("import importlib.util as u, sys; s = u.spec_from_file_location('_worker', sys.argv[1] + '/__init__.py', "
-        "submodule_search_locations=[sys.argv[1]]); m = u.module_from_spec(s); sys.modules['_worker'] = m; "
-        "s.loader.exec_module(m); from _worker.main import main; main(sys.argv[2:])")
+BOOT = (
+    "import importlib.util as u, sys; s = u.spec_from_file_location('_worker', sys.argv[1] + '/__init__.py', "
+    "submodule_search_locations=[sys.argv[1]]); m = u.module_from_spec(s); sys.modules['_worker'] = m; "
+    "s.loader.exec_module(m); from _worker.main import main; main(sys.argv[2:])"
+)
 
 
 def main(argv):

@@ -134,7 +134,12 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=Fal
         for _ in range(64):
             if take(fd) is not True:
                 break
-    if how == "stopped" and pid is not None and not persistent and not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
+    if (
+        how == "stopped"
+        and pid is not None
+        and not persistent
+        and not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL)
+    ):
         how = "exited"  # it ended on its own (exit, or a signal of its own) before our kill could
     if how == "exited" and os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
         if cpu >= cpu_limit * 0.99:

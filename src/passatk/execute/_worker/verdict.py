@@ -48,5 +48,6 @@ class Verdict:
     @classmethod
     def from_dict(cls, data: dict) -> "Verdict":
         """The record from its dict (unknown keys are ignored, so older journals still read)."""
-        return cls(str(data["key"]), data["status"], data.get("detail", ""), float(data.get("cpu", 0.0)),
-                   float(data.get("wall", 0.0)))
+        return cls(
+            str(data["key"]), data["status"], data.get("detail", ""), float(data.get("cpu", 0.0)), float(data.get("wall", 0.0))
+        )

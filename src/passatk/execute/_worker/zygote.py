@@ -32,11 +32,19 @@ def _setup(cfg):
     os.mkdir(cfg["cwd"], 0o700)
     cfg["tmp_keep"] = frozenset()
     if cfg["pidns"]:  # what wiping /tmp after each run must leave in place
-        cfg["tmp_keep"] = frozenset(supervise.paths_to(supervise.mounts_below(cfg["tmp"]), cfg["tmp"]) | {cfg["base"], cfg["cwd"]})
+        cfg["tmp_keep"] = frozenset(
+            supervise.paths_to(supervise.mounts_below(cfg["tmp"]), cfg["tmp"]) | {cfg["base"], cfg["cwd"]}
+        )
     # kill(-1) is only safe when we are alone in a pid namespace with our samples.
     cfg["kill_all"] = own_init or (bool(cfg["pidns"]) and os.getpid() < 16)
-    return {**info, "pid": os.getpid(), "uid": os.geteuid(), "private_network": network,
-            "own_pid_namespace": own_init or bool(cfg["pidns"]), "kill_all": cfg["kill_all"]}
+    return {
+        **info,
+        "pid": os.getpid(),
+        "uid": os.geteuid(),
+        "private_network": network,
+        "own_pid_namespace": own_init or bool(cfg["pidns"]),
+        "kill_all": cfg["kill_all"],
+    }
 
 
 def _run(sock, spec, fds, cfg):
