@@ -1,6 +1,6 @@
 """The judge: runs the trusted tests in a process of its own and decides the verdict.
 
-The judge is forked from the worker (before its first job) and decides job
+The judge is forked from the worker (for its first judged job) and decides job
 after job: for each it receives the job and its end of that run's call
 channel, runs the tests in a fresh namespace, and sends the verdict back on
 its socket to the worker.  It holds the tests, the expected values and that
