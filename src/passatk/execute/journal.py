@@ -12,12 +12,12 @@ import json
 import os
 from pathlib import Path
 
-from passatk.execute._worker.verdict import Verdict
+from passatk.execute._worker.verdict import STATUSES, Verdict
 
 __all__ = ["Journal"]
 
 #: verdicts worth keeping: a sandbox failure is not the program's fault and is retried next time
-FINAL = ("passed", "failed", "timeout", "error", "oom")
+FINAL = tuple(s for s in STATUSES if s != "sandbox_error")
 
 
 class Journal:

@@ -285,14 +285,15 @@ class Judge:
         os.close(devnull)
         self.pid, self.sock, self.jobs = pid, ours, 0
 
-    def stop(self):
-        """Kill the judge and reap it (the next job starts a fresh one)."""
+    def stop(self, reaped=False):
+        """Kill the judge and what it left in its process group, reap it unless ``reaped``; the next job starts a fresh one."""
         if self.pid is not None:
             try:
                 os.killpg(self.pid, 9)
             except OSError:
                 pass
-            os.waitpid(self.pid, 0)
+            if not reaped:
+                os.waitpid(self.pid, 0)
             self.sock.close()
             self.pid = self.sock = None
 
@@ -332,17 +333,9 @@ class Judge:
 
         outcome = supervise.supervise(self.pid, cpu, wall, readers, {self.sock.fileno(): on_verdict, **watch}, persistent=True)
         if outcome.how != "decided":  # it died, or ran over its budget and was killed: either way it is reaped
-            try:
-                os.killpg(self.pid, 9)  # whatever it left in its process group
-            except OSError:
-                pass
-            self._forget()
-        else:
-            outcome.cpu = said[0].pop()
-            if said[0][0] == "oom":
-                self.stop()  # a judge that ran out of memory is not trusted with the next job
-        return (said[0] if said else None), outcome
-
-    def _forget(self):
-        self.sock.close()
-        self.pid = self.sock = None
+            self.stop(reaped=True)
+            return None, outcome
+        status, detail, outcome.cpu = said[0]
+        if status == "oom":
+            self.stop()  # a judge that ran out of memory is not trusted with the next job
+        return [status, detail], outcome

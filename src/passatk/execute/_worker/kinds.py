@@ -62,6 +62,7 @@ def _judged(job, cfg, zyg):
         ran = zyg.finish(_GRACE)
     finally:
         os.close(err_r)
+        supervise.wipe(cfg["cwd"])  # whatever the tests wrote in the judge's directory
     if outcome is None:
         raise OSError("the judge could not be given the job")
     status, detail = said if said else (None, "")
@@ -159,8 +160,6 @@ def run_job(job, cfg, zyg):
         raise
     except Exception as exc:  # an infrastructure failure, e.g. fork() refused
         status, detail, cpu, wall = "sandbox_error", f"{type(exc).__name__}: {exc}", 0.0, 0.0
-    finally:
-        supervise.wipe(cfg["cwd"])
     if status == "error" and "MemoryError" in detail:
         status = "oom"
     return Verdict(job["key"], status, detail, round(cpu, 4), round(wall, 4))

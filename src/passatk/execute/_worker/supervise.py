@@ -116,10 +116,9 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=Fal
                     how = how or "stopped"
                 elif more is False:
                     poller.unregister(fd)
-    status, cpu = 0, 0.0
+    status = 0
     if persistent and how not in ("exited", "timeout"):
-        cpu = cpu_time(pid) - base
-        os.close(pidfd)
+        os.close(pidfd)  # ``cpu`` stays as last read from /proc (the judge reports its own, exactly)
     elif pid is not None:
         if how != "exited":
             for kill in (os.killpg, os.kill):

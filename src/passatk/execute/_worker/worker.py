@@ -19,6 +19,7 @@ memory, which holds jobs; the controller then starts a fresh pair.
 """
 
 import os
+import shutil
 import sys
 import tempfile
 
@@ -58,6 +59,4 @@ def serve(sock):
         if cfg is not None and cfg.get("judge"):
             cfg["judge"].stop()
         if cfg is not None and cfg.get("base"):
-            import shutil
-
             shutil.rmtree(cfg["base"], ignore_errors=True)

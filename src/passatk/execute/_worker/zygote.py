@@ -15,6 +15,7 @@ run left in ``/tmp``, and answers ``["ended", {how, status, cpu, wall}]``.
 
 import os
 import select
+import shutil
 import tempfile
 
 from . import hardening, sample, supervise
@@ -68,7 +69,7 @@ def _run(sock, spec, fds, cfg):
             name, data, extra = receive(sock)
         except EOFError:
             gone.append(True)
-            return True
+            return "stopped"
         for fd in extra:
             os.close(fd)
         return "stopped" if name == "stop" and data.get("id") == spec["id"] else None
@@ -98,8 +99,6 @@ def serve(sock):
     except (EOFError, ConnectionError):
         pass
     finally:
-        import shutil
-
         shutil.rmtree(cfg["base"], ignore_errors=True)
 
 
