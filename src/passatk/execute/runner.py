@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
 import shlex
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
+from passatk import _json
 from passatk.execute._worker.verdict import Verdict
 from passatk.execute.journal import Journal
 from passatk.execute.pool import LocalPool
 from passatk.execute.sandbox import Limits, Sandbox, plan_sandbox
-from passatk.execute.tasks import Problem, build_job, job_key, load_problems, read_samples
+from passatk.execute.tasks import Problem, build_job, iter_samples, job_key, load_problems
+from passatk.loaders import read_jsonl
 from passatk.results import Results
 
 __all__ = ["EvaluationResult", "evaluate", "SandboxErrorWarning"]
@@ -43,8 +47,12 @@ class EvaluationResult:
         Wall-clock time of the call.
     sandbox : Sandbox
         The isolation the programs ran under.
+    status_counts : dict of str to int
+        How many samples ended in each status.
     records : list of dict
-        One output record per sample, in input order.
+        One output record per sample, in input order: read back from the
+        results file on access when there is one (so that a run of millions of
+        samples holds none of them), else kept from the run.
     """
 
     results: Results
@@ -55,15 +63,27 @@ class EvaluationResult:
     reused: int
     seconds: float
     sandbox: Sandbox
-    records: list = field(repr=False)
+    status_counts: dict[str, int]
+    _records: list | None = field(default=None, repr=False)
 
     @property
-    def status_counts(self) -> dict[str, int]:
-        """How many samples ended in each status."""
-        counts: dict[str, int] = {}
-        for rec in self.records:
-            counts[rec["status"]] = counts.get(rec["status"], 0) + 1
-        return counts
+    def records(self) -> list[dict]:
+        if self._records is not None:
+            return self._records
+        return [rec for _, rec in read_jsonl(self.path, what="results file")]
+
+
+class _Sized:
+    """An iterable of known length whose items are made afresh on each iteration."""
+
+    def __init__(self, size: int, make: Callable[[], Iterator]):
+        self._size, self._make = size, make
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator:
+        return self._make()
 
 
 def _human_eval_result(verdict: Verdict) -> str:
@@ -75,19 +95,40 @@ def _human_eval_result(verdict: Verdict) -> str:
     return f"failed: {verdict.detail}" if verdict.detail else "failed"
 
 
-def _write_atomically(path: Path, records: Sequence[dict]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for rec in records:
-                fh.write(json.dumps(rec) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def _in_memory(samples: Sequence[Mapping]) -> Iterator[dict]:
+    for i, s in enumerate(samples):
+        if not isinstance(s, Mapping) or "task_id" not in s or not isinstance(s.get("completion"), str):
+            raise ValueError(f"samples[{i}]: need a mapping with 'task_id' and 'completion' (a string); got {s!r:.80}.")
+        yield {**s, "_task": str(s["task_id"]), "_text": s["completion"], "_line": i + 1}
+
+
+def _identity(task: str, text: str) -> tuple[str, bytes]:
+    """What makes two samples the same program: their task and a 128-bit digest of their text."""
+    return task, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class _Output:
+    """The results file, written line by line to a temporary file and renamed into place at the end."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        fd, self._tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        self._fh = os.fdopen(fd, "w", encoding="utf-8")
+
+    def write(self, rec: dict) -> None:
+        self._fh.write(_json.dumps(rec) + "\n")
+
+    def commit(self) -> None:
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._fh.close()
+        os.replace(self._tmp, self.path)
+
+    def discard(self) -> None:
+        self._fh.close()
+        if os.path.exists(self._tmp):
+            os.unlink(self._tmp)
 
 
 def evaluate(
@@ -174,40 +215,65 @@ def evaluate(
         verifier = shlex.split(verifier)
     if verifier is not None and not verifier:
         raise ValueError("`verifier` must be a command; got an empty one.")
-    if isinstance(samples, (str, os.PathLike)):
-        source = Path(samples)
-        rows = read_samples(source)
-        out = Path(out) if out is not None else source.with_name(source.name + "_results.jsonl")
-    else:
-        rows = [{**s, "_task": str(s["task_id"]), "_text": s["completion"]} for s in samples]
-        out = Path(out) if out is not None else None
-    if not rows:
-        raise ValueError("`samples` is empty.")
+    from_file = isinstance(samples, (str, os.PathLike))
+    if from_file:
+        out = Path(out) if out is not None else Path(samples).with_name(Path(samples).name + "_results.jsonl")
+    elif out is not None:
+        out = Path(out)
+
+    def stream() -> Iterator[dict]:
+        """The samples, read afresh on each call (each pass over them)."""
+        return iter_samples(samples) if from_file else _in_memory(samples)
+
     if verifier is None or problems is not None or dataset is not None:
         if not isinstance(problems, Mapping):
             problems = load_problems(problems, dataset=dataset)
-        missing = sorted({r["_task"] for r in rows} - set(problems))
-        if missing:
-            raise ValueError(f"{len(missing)} sample task(s) have no problem, e.g. {missing[0]!r}; check --problems/--dataset.")
+
+    def job(task: str, text: str) -> dict:
+        return build_job(None if problems is None else problems[task], task, text, verifier=verifier)
+
+    # Pass 1: which programs there are (a digest each), and how many samples share each.
+    keys: dict[tuple[str, bytes], str] = {}
+    share: dict[str, int] = {}
+    missing: dict[str, int] = {}
+    total = 0
+    for r in stream():
+        total += 1
+        task = r["_task"]
+        if problems is not None and task not in problems:
+            missing.setdefault(task, r["_line"])
+            continue
+        ident = _identity(task, r["_text"])
+        key = keys.get(ident)
+        if key is None:
+            key = keys[ident] = job_key(job(task, r["_text"]), limits)
+        share[key] = share.get(key, 0) + 1
+    if not total:
+        raise ValueError("`samples` is empty.")
+    if missing:
+        task, line = next(iter(missing.items()))
+        raise ValueError(
+            f"{len(missing)} sample task(s) have no problem, e.g. {task!r} (sample {line}); check --problems/--dataset."
+        )
     plan = sandbox if isinstance(sandbox, Sandbox) else plan_sandbox(sandbox, binds, site_packages=site_packages)
 
-    jobs: dict[str, dict] = {}
-    keys = []
-    for r in rows:
-        job = build_job(None if problems is None else problems.get(r["_task"]), r["_task"], r["_text"], verifier=verifier)
-        key = job_key(job, limits)
-        jobs.setdefault(key, {**job, "key": key})
-        keys.append(key)
-    share: dict[str, int] = {}
-    for key in keys:
-        share[key] = share.get(key, 0) + 1
-
     journal = Journal(str(out) + ".journal", fresh=fresh) if out is not None else None
-    verdicts: dict[str, Verdict] = dict(journal.verdicts) if journal else {}
-    reused = sum(1 for key in jobs if key in verdicts)
-    todo = [job for key, job in jobs.items() if key not in verdicts]
-    done = sum(share[k] for k in jobs if k in verdicts)
-    passed = sum(share[k] for k in jobs if k in verdicts and verdicts[k].passed)
+    verdicts: dict[str, Verdict] = {k: v for k, v in journal.verdicts.items() if k in share} if journal else {}
+    reused = len(verdicts)
+    todo = set(share) - set(verdicts)
+    executed = len(todo)
+    done = sum(share[k] for k in verdicts)
+    passed = sum(share[k] for k, v in verdicts.items() if v.passed)
+
+    def todo_jobs() -> Iterator[dict]:
+        """Pass 2: the job of each program still without a verdict, made as the workers need them."""
+        for r in stream():
+            if not todo:
+                return
+            key = keys[_identity(r["_task"], r["_text"])]
+            if key in todo:
+                todo.discard(key)
+                yield {**job(r["_task"], r["_text"]), "key": key}
 
     def on_verdict(v: Verdict) -> None:
         nonlocal done, passed
@@ -217,40 +283,64 @@ def evaluate(
         done += share[v.key]
         passed += share[v.key] if v.passed else 0
         if progress:
-            progress(done, len(rows), passed)
+            progress(done, total, passed)
 
     if progress:
-        progress(done, len(rows), passed)
+        progress(done, total, passed)
     try:
+        jobs = _Sized(executed, todo_jobs)
         if backend == "ray":
             from passatk.execute.ray_backend import RayPool
 
-            RayPool(plan, limits, workers, address=ray_address).run(todo, on_verdict)
+            RayPool(plan, limits, workers, address=ray_address).run(jobs, on_verdict)
         else:
-            LocalPool(plan, limits, workers).run(todo, on_verdict)
+            LocalPool(plan, limits, workers).run(jobs, on_verdict)
     finally:
         if journal:
             journal.close()
 
-    records, outcomes, texts = [], {}, {}
-    for r, key in zip(rows, keys):
-        v = verdicts[key]
-        rec = {k: val for k, val in r.items() if k not in ("_task", "_text")}
-        rec.update(result=_human_eval_result(v), passed=v.passed, status=v.status, duration=v.wall, cpu=v.cpu)
-        records.append(rec)
-        outcomes.setdefault(r["_task"], []).append(rec["passed"])
-        texts.setdefault(r["_task"], []).append(r["_text"])
-    broken = sum(1 for rec in records if rec["status"] == "sandbox_error")
-    if broken:
+    # Pass 3: one record per sample, in input order; per-problem outcomes, a byte a sample.
+    output = _Output(out) if out is not None else None
+    records = [] if output is None else None
+    outcomes: dict[str, bytearray] = {}
+    counts: dict[str, int] = {}
+    try:
+        for r in stream():
+            v = verdicts[keys[_identity(r["_task"], r["_text"])]]
+            rec = {k: val for k, val in r.items() if k not in ("_task", "_text", "_line")}
+            rec.update(result=_human_eval_result(v), passed=v.passed, status=v.status, duration=v.wall, cpu=v.cpu)
+            if output is not None:
+                output.write(rec)
+            else:
+                records.append(rec)
+            outcomes.setdefault(r["_task"], bytearray()).append(v.passed)
+            counts[v.status] = counts.get(v.status, 0) + 1
+        if output is not None:
+            output.commit()
+    except BaseException:
+        if output is not None:
+            output.discard()
+        raise
+    if counts.get("sandbox_error"):
         warnings.warn(
-            f"{broken} sample(s) could not be run (status sandbox_error); they count as not passed "
+            f"{counts['sandbox_error']} sample(s) could not be run (status sandbox_error); they count as not passed "
             "and are retried on the next run.",
             SandboxErrorWarning,
             stacklevel=2,
         )
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomically(out, records)
-    name = out.name.split(".")[0] if out is not None else "samples"
-    results = Results.from_outcomes(outcomes, name=name, source=None if out is None else str(out), completions=texts)
-    return EvaluationResult(results, out, len(rows), len(jobs), len(todo), reused, time.monotonic() - start, plan, records)
+    distinct: dict[str, int] = {}
+    for task, _ in keys:
+        distinct[task] = distinct.get(task, 0) + 1
+    ids = list(outcomes)
+    n = np.array([len(outcomes[t]) for t in ids], dtype=np.int64)
+    results = Results(
+        np.asarray(ids),
+        n,
+        np.array([outcomes[t].count(1) for t in ids], dtype=np.int64),
+        tuple(np.frombuffer(outcomes[t], dtype=bool) for t in ids),
+        out.name.split(".")[0] if out is not None else "samples",
+        None if out is None else str(out),
+        1.0 - np.array([distinct[t] for t in ids]) / n,
+    )
+    seconds = time.monotonic() - start
+    return EvaluationResult(results, out, total, len(share), executed, reused, seconds, plan, counts, records)

