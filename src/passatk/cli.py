@@ -177,6 +177,52 @@ def curve(
             console.print(f"wrote {path}", highlight=False)
 
 
+def _write_report(models: dict[str, Results], output: Path, ks: list[int], **options) -> dict:
+    """Write the HTML report (passatk.html_report); its warnings go to stderr, user errors exit 1."""
+    from passatk.html_report import save_report
+
+    try:
+        info = save_report(models, output, ks, **options)
+    except ValueError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"could not write the report {output}: {exc.strerror or exc}.")
+    for w in info["warnings"]:
+        typer.echo(f"passatk: warning: {w}", err=True)
+    return info
+
+
+@app.command("report")
+def report_cmd(
+    files: Annotated[
+        list[Path], typer.Argument(help="Results files (any format `score` reads); several files or a multi-model file compare.")
+    ],
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="The HTML file to write: one self-contained page, no network needed.")
+    ],
+    k: KsOption = None,
+    level: LevelOption = 0.95,
+    ci: Annotated[str, typer.Option("--ci", help="Interval method, as for `score`: t, normal, wilson, percentile or bca.")] = "t",
+    target: Annotated[str, typer.Option("--target", help="population (default) or fixed, as for `score`.")] = "population",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")] = 0,
+    title: Annotated[str | None, typer.Option("--title", help="Title of the page. Default: the models' names.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """One HTML page per run: pass@k with error bars, curves, comparisons, every problem and its samples.
+
+    The page is a single file with its styles, script, data and figures inside;
+    it opens from disk with no network. Its numbers are `passatk score --json`'s
+    for the same options.
+    """
+    models = load_models(files)
+    ks = parse_ks(k, list(models.values()))
+    info = _write_report(models, output, ks, level=level, method=ci, target=target, rng=seed, title=title)
+    if as_json:
+        typer.echo(json.dumps({"path": info["path"], "bytes": info["bytes"], "score": info["score"]}, indent=2))
+    else:
+        console.print(f"wrote {info['path']} ({info['bytes'] / 1e6:.2f} MB)", highlight=False)
+
+
 @app.command("compare")
 def compare_cmd(
     files: Annotated[
@@ -371,6 +417,9 @@ def evaluate(
             help="Ray cluster for --backend ray: auto, HOST:PORT, or any address ray.init takes. Default: a local cluster for the run.",
         ),
     ] = None,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Also write the HTML report of the results here (as `passatk report`).")
+    ] = None,
     quiet: QuietOption = False,
     as_json: JsonOption = False,
 ) -> None:
@@ -399,6 +448,11 @@ def evaluate(
         ray_address=ray_address,
     )
     score(files=[result.path], k=k, as_json=as_json)
+    if report is not None:
+        models = load_models([result.path])
+        info = _write_report(models, report, parse_ks(k, list(models.values())))
+        if not quiet:
+            typer.echo(f"report: {info['path']} ({info['bytes'] / 1e6:.2f} MB)", err=True)
 
 
 @app.command()
