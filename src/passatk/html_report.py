@@ -626,7 +626,7 @@ def _compare_html(data: dict) -> str:
             f'<table class="data small"><thead><tr><th>problem</th><th>{_e(rec["a"])} c/n</th><th>{_e(rec["b"])} c/n</th>'
             f"<th>difference in solve rate</th></tr></thead><tbody>{trs}</tbody></table></div>"
         )
-    return table + "".join(dis)
+    return table + (f'<div class="disagree-all">{"".join(dis)}</div>' if dis else "")
 
 
 def render_html(data: dict) -> str:

@@ -150,13 +150,17 @@
       renderBody();
       return;
     }
-    var lo = smp.start[i], hi = smp.start[i + 1], strip = [];
+    var lo = smp.start[i], hi = smp.start[i + 1], strip = [], tally = {};
     for (var s = lo; s < hi; s++) {
       var st = data.statuses[smp.status[s]];
+      tally[st] = (tally[st] || 0) + 1;
       strip.push('<button type="button" data-sample="' + s + '" style="background:var(--' + st + ')" title="sample ' +
         (s - lo + 1) + ": " + st + '"></button>');
     }
     $("viewer-strip").innerHTML = strip.join("");
+    head += '<div class="meta tally">' + data.statuses.filter(function (x) { return tally[x]; }).map(function (x) {
+      return '<span><span class="swatch" style="background:var(--' + x + ')"></span>' + tally[x] + " " + esc(x) + "</span>";
+    }).join("") + "</div>";
     $("viewer-strip").dataset.head = head;
     var first = lo;
     for (var t = lo; t < hi; t++) { if (data.statuses[smp.status[t]] !== "passed") { first = t; break; } }
