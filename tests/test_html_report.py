@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 import chromium
-from passatk import Results, compare, load_results
+from passatk import Results, compare, curves, load_results
 from passatk.cli import app
 from passatk.exceptions import ResultsFormatError
-from passatk.html_report import build_report, read_samples, report_data, save_report, write_report
+from passatk.html_report import build_report, curve_svg, read_samples, report_data, save_report, write_report
 from passatk.report import score_dict
 
 runner = CliRunner()
@@ -138,6 +138,13 @@ class TestReportData:
         (w,) = report_data({"m": res}, [1], method="wilson")["warnings"]
         assert "pinned at 1" in w and "--ci wilson" not in w
 
+    def test_models_without_shared_problems(self):
+        """Two benchmarks with no problem in common: no comparison, and a warning that says why."""
+        a = Results.from_counts([f"a{i}" for i in range(60)], [4] * 60, [i % 5 for i in range(60)], name="a")
+        b = Results.from_counts([f"b{i}" for i in range(60)], [4] * 60, [i % 5 for i in range(60)], name="b")
+        data = report_data({"a": a, "b": b}, [1])
+        assert data["comparisons"] == [] and any(w.startswith("no paired comparison") for w in data["warnings"])
+
     def test_k_beyond_n_names_the_file(self, two_models):
         """k > n is the same error `score` gives, prefixed by the file."""
         models = load_results(list(two_models))
@@ -244,6 +251,25 @@ class TestPage:
         res = Results.from_counts([f"t{i}" for i in range(60)], [4] * 60, [i % 5 for i in range(60)], name="m")
         page = build_report({"<i>evil</i>": res}, [1])
         assert "<i>evil</i>" not in page and "&lt;i&gt;evil&lt;/i&gt;" in page
+
+
+class TestCurveSvg:
+    def test_crossing_is_marked(self):
+        """Two curves that cross: a dotted line at the crossing k, its interval shaded, a point per (model, k)."""
+        focused = Results.from_counts(list("abcdefgh"), [16] * 8, [16, 16, 14, 15, 0, 0, 0, 0], name="focused")
+        diverse = Results.from_counts(list("abcdefgh"), [16] * 8, [3, 4, 2, 2, 2, 1, 3, 0], name="diverse")
+        result = curves({"focused": focused, "diverse": diverse}, rng=0)
+        (x,) = result.crossovers
+        svg = curve_svg(result)
+        assert x.k_cross is not None and svg.count('class="cross"') == 1 and svg.count('class="cross-ci"') == 1
+        assert f"crossover k = {x.k_cross}" in svg
+        assert svg.count('class="pt"') == sum(len(s.ks) for s in result.summaries.values())
+
+    def test_no_crossing_no_mark(self):
+        """One model: bands and points only."""
+        res = Results.from_counts([f"t{i}" for i in range(60)], [8] * 60, [i % 9 for i in range(60)], name="m")
+        svg = curve_svg(curves(res))
+        assert 'class="cross"' not in svg and svg.count('class="band"') == 1
 
 
 class TestWriteReport:
