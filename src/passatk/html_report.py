@@ -62,7 +62,7 @@ STATUSES = ("passed", "failed", "timeout", "error", "oom", "sandbox_error", "unk
 
 #: Okabe & Ito's palette, as in :mod:`passatk.plot` (kept here so the page needs no matplotlib).
 _PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
-_FEW_PROBLEMS = 50  # below this the README's coverage study finds the t interval rough (90-93% at 95%)
+_FEW_PROBLEMS = 50  # below this the README's coverage study finds the t interval rough
 _PINNED = 1e-3  # pass@k within this of 0 or 1: spread-based intervals collapse
 
 
@@ -226,9 +226,9 @@ def _warnings_of(models: Mapping[str, Results], records: Mapping[str, dict], met
     for name, res in models.items():
         if len(res) < _FEW_PROBLEMS:
             out.append(
-                f"{name}: only {len(res)} problems. With fewer than {_FEW_PROBLEMS} the {records[name]['level']:.0%} "
-                "intervals are rough (the t interval covers 90-93% at 95% when per-problem values are skewed); "
-                "read them as a guide, or try --ci bca."
+                f"{name}: only {len(res)} problems. Intervals over fewer than {_FEW_PROBLEMS} problems are rough "
+                "(in the README's coverage study a 95% t interval over 20 problems covers a median of 90%); "
+                "read them as a guide, or try --ci bca.",
             )
         for k, e in records[name]["pass_at_k"].items():
             est = e["estimate"]
@@ -647,7 +647,7 @@ def render_html(data: dict) -> str:
         for t in res.task_ids.tolist():
             for r in by_task[t]:
                 prog.append(programs.setdefault(r["program"], len(programs)))
-                status.append(STATUSES.index(r["status"]))
+                status.append(STATUSES.index(r["status"] if r["status"] in STATUSES else "unknown"))
                 dur.append(None if r["duration"] is None else round(r["duration"], 4))
                 cpu.append(None if r["cpu"] is None else round(r["cpu"], 4))
                 det.append(details.setdefault(r["detail"], len(details)))
@@ -714,7 +714,16 @@ def render_html(data: dict) -> str:
 
 
 def build_report(models: Mapping[str, Results], ks: Sequence[int], **options) -> str:
-    """:func:`report_data` then :func:`render_html`: the whole page as a string (same keyword options)."""
+    """:func:`report_data` then :func:`render_html`: the whole page as a string (same keyword options).
+
+    Examples
+    --------
+    >>> from passatk import Results
+    >>> res = Results.from_counts(["a", "b", "c"], [4, 4, 4], [1, 3, 0], name="m")
+    >>> page = build_report({"m": res}, [1, 2])
+    >>> page.startswith("<!DOCTYPE html>"), "default-src 'none'" in page, 'data-value="0.3333333333333333"' in page
+    (True, True, True)
+    """
     return render_html(report_data(models, ks, **options))
 
 
