@@ -12,6 +12,7 @@ import json
 import os
 from pathlib import Path
 
+from passatk import _json
 from passatk.execute._worker.verdict import STATUSES, Verdict
 
 __all__ = ["Journal"]
@@ -38,7 +39,7 @@ class Journal:
             with open(self.path, "rb") as fh:
                 for line in fh:
                     try:
-                        rec = json.loads(line)
+                        rec = _json.loads(line)
                         if isinstance(rec, dict) and rec.get("status") in FINAL and "key" in rec:
                             self.verdicts[str(rec["key"])] = Verdict.from_dict(rec)
                     except (ValueError, TypeError):

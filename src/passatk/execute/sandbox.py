@@ -19,7 +19,6 @@ uid 0 from that limit, even mapped to another uid inside the namespace).
 
 from __future__ import annotations
 
-import json
 import os
 import selectors
 import shutil
@@ -35,6 +34,7 @@ from pathlib import Path
 
 __all__ = ["Limits", "Sandbox", "SandboxError", "SandboxWarning", "SandboxedWorker", "WorkerLost", "plan_sandbox"]
 
+from passatk import _json
 from passatk.execute._worker.main import BOOT
 from passatk.execute._worker.verdict import Verdict
 
@@ -450,7 +450,7 @@ class SandboxedWorker:
 
     def send(self, name: str, data: dict) -> None:
         try:
-            self.proc.stdin.write((json.dumps([name, data]) + "\n").encode())
+            self.proc.stdin.write((_json.dumps([name, data]) + "\n").encode())
         except (BrokenPipeError, ValueError):
             raise WorkerLost(f"worker {self.index} is gone: {self.stderr_tail()}") from None
 
@@ -471,7 +471,7 @@ class SandboxedWorker:
         out = []
         for line in lines:
             if line:
-                name, data = json.loads(line)
+                name, data = _json.loads(line)
                 out.append((name, Verdict.from_dict(data) if name == "verdict" else data))
         return out
 
