@@ -157,7 +157,7 @@ class TestReportData:
         recs = read_samples(two_models[0])[:-1]
         data = report_data({"alpha": models}, [1], samples={"alpha": recs})
         assert data["samples"]["alpha"] is None
-        assert any("do not match" in w for w in data["warnings"])
+        assert any("do not match the loaded n and c" in w for w in data["warnings"])
 
 
 class TestReadSamples:

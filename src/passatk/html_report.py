@@ -232,13 +232,14 @@ def _warnings_of(models: Mapping[str, Results], records: Mapping[str, dict], met
             )
         for k, e in records[name]["pass_at_k"].items():
             est = e["estimate"]
-            if est <= _PINNED or est >= 1 - _PINNED or e["se"] == 0:
-                edge = "0" if est <= 0.5 else "1"
-                advice = "" if method == "wilson" else " Use --ci wilson, which keeps its width at the edge."
+            advice = "" if method == "wilson" else " Use --ci wilson, which keeps its width at the edge."
+            if est <= _PINNED or est >= 1 - _PINNED:
                 out.append(
-                    f"{name}: pass@{k} = {est:.4f} is pinned at {edge}: the spread over problems is (nearly) zero, "
-                    f"so spread-based intervals collapse.{advice}"
+                    f"{name}: pass@{k} = {est:.4f} is pinned at {'0' if est <= 0.5 else '1'}: the spread over problems "
+                    f"is (nearly) zero, so spread-based intervals collapse.{advice}"
                 )
+            elif e["se"] == 0:
+                out.append(f"{name}: pass@{k} is the same on every problem: its SE is 0 and the interval a point.")
         recs = (samples or {}).get(name)
         if recs:
             broken = sum(r["status"] == "sandbox_error" for r in recs)
@@ -347,12 +348,14 @@ def report_data(
         if res is None or not recs:
             samples[name] = None
             continue
-        per_task: dict[str, int] = {}
+        per_task: dict[str, list[int]] = {}
         for r in recs:
-            per_task[r["task_id"]] = per_task.get(r["task_id"], 0) + 1
-        if per_task != {t: int(n) for t, n in zip(res.task_ids.tolist(), res.n.tolist())}:
+            counts = per_task.setdefault(r["task_id"], [0, 0])
+            counts[0] += 1
+            counts[1] += r["status"] == "passed"
+        if per_task != {t: [n, c] for t, n, c in zip(res.task_ids.tolist(), res.n.tolist(), res.c.tolist())}:
             samples[name] = None
-            mismatched.append(f"{name}: the sample records do not match the loaded counts; no sample viewer for it.")
+            mismatched.append(f"{name}: the sample records do not match the loaded n and c; no sample viewer for it.")
     problems = []
     for name, res in models.items():
         rate = res.c / res.n
