@@ -21,7 +21,7 @@ __all__ = ["Frames", "compact", "emit", "events", "memfd", "read_fd", "receive",
 compact = json.JSONEncoder(separators=(",", ":")).encode  # made once: json.dumps with options makes one per call
 
 _HEADER = struct.Struct(">I")
-_CUT = socket.MSG_TRUNC | socket.MSG_CTRUNC
+_CUT = int(socket.MSG_TRUNC | socket.MSG_CTRUNC)  # a plain int: an IntFlag makes every `flags & _CUT` a slow enum call
 
 
 def emit(name, data, fd=1):

@@ -21,7 +21,6 @@ memory, which holds jobs; the controller then starts a fresh pair.
 import os
 import shutil
 import sys
-import tempfile
 
 from . import hardening
 from .channel import emit, events
@@ -42,7 +41,7 @@ def serve(sock):
                 zyg.configure(data)  # the zygote warms up while we do
                 info = hardening.harden()
                 hardening.warm_up(cfg.get("import_paths") or ())
-                cfg["base"] = tempfile.mkdtemp(prefix="passatk-judge-", dir=cfg.get("tmp") or None)
+                cfg["base"] = hardening.private_dir("passatk-judge-", cfg.get("tmp"))
                 cfg["cwd"] = cfg["base"]  # the judge's working directory, emptied after each job
                 cfg["judge"] = Judge(cfg)
                 sample = zyg.wait_ready()

@@ -16,7 +16,6 @@ run left in ``/tmp``, and answers ``["ended", {how, status, cpu, wall}]``.
 import os
 import select
 import shutil
-import tempfile
 
 from . import hardening, sample, supervise
 from .channel import memfd, receive, send
@@ -28,7 +27,7 @@ def _setup(cfg):
     info = hardening.harden()
     network, own_init = (True, False) if cfg["pidns"] else hardening.own_namespaces()
     hardening.warm_up(cfg.get("import_paths") or ())
-    cfg["base"] = tempfile.mkdtemp(prefix="passatk-run-", dir=cfg.get("tmp") or None)
+    cfg["base"] = hardening.private_dir("passatk-run-", cfg.get("tmp"))
     cfg["cwd"] = os.path.join(cfg["base"], "run")  # every run's working directory, emptied after each
     os.mkdir(cfg["cwd"], 0o700)
     cfg["tmp_keep"] = frozenset()
