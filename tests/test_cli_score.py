@@ -57,10 +57,10 @@ def test_default_ks_stop_at_smallest_n(tmp_path):
     ],
 )
 def test_user_errors_are_one_line(shared_data, args, message):
-    """User errors print one line to stderr and exit 1, with no traceback."""
+    """User errors print one line to stderr and exit 2 (1 is a failed CI gate), with no traceback."""
     path = shared_data / "minif2f" / "proof_outcomes_by_problem.json"
     res = runner.invoke(app, ["score", str(path), *args])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert message in res.stderr and "Traceback" not in res.output
     assert len(res.stderr.strip().splitlines()) == 1
 
@@ -70,4 +70,4 @@ def test_bad_file_names_line(tmp_path):
     p = tmp_path / "r.jsonl"
     p.write_text('{"task_id": "a", "passed": true}\nnot json\n')
     res = runner.invoke(app, ["score", str(p)])
-    assert res.exit_code == 1 and "r.jsonl:2: not valid JSON" in res.stderr
+    assert res.exit_code == 2 and "r.jsonl:2: not valid JSON" in res.stderr

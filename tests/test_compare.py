@@ -322,7 +322,7 @@ def test_cli_compare_errors_are_one_line(shared_data, args, message):
     """User errors print one line to stderr and exit 1."""
     lcb = str(shared_data / "livecodebench" / "o1-mini_codegeneration_eval_all.json.gz")
     res = runner.invoke(app, ["compare", *[a.format(lcb=lcb) for a in args]])
-    assert res.exit_code == 1, res.output
+    assert res.exit_code == 2, res.output
     assert message in res.stderr and "Traceback" not in res.output
     assert len(res.stderr.strip().splitlines()) == 1
 

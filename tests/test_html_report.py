@@ -16,7 +16,7 @@ from passatk import Results, compare, curves, load_results
 from passatk.cli import app
 from passatk.exceptions import ResultsFormatError
 from passatk.html_report import build_report, curve_svg, read_samples, report_data, save_report, write_report
-from passatk.report import score_dict
+from passatk.report import score_record
 
 runner = CliRunner()
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"  # as conftest.py
@@ -79,12 +79,12 @@ def two_models(tmp_path_factory) -> tuple[Path, Path]:
 # the data behind the page
 # --------------------------------------------------------------------------- #
 class TestReportData:
-    def test_score_is_exactly_score_dict(self, two_models):
-        """The summary records are score_dict's for the same options, so the page shows `score --json`'s numbers."""
+    def test_score_is_exactly_score_record(self, two_models):
+        """The summary records are score_record's for the same options, so the page shows `score --json`'s numbers."""
         models = load_results(list(two_models))
         data = report_data(models, [1, 2], level=0.9, method="bca", rng=3)
         for name, res in models.items():
-            assert data["score"][name] == score_dict(res, [1, 2], level=0.9, method="bca", rng=3)
+            assert data["score"][name] == score_record(res, [1, 2], level=0.9, method="bca", rng=3)
         assert data["options"] == {"k": [1, 2], "metric": "pass@k", "ci": "bca", "level": 0.9, "target": "population", "seed": 3}
 
     def test_comparison_is_compare_to_dict(self, two_models):
@@ -347,7 +347,7 @@ class TestCli:
         elif setup == "ci":
             extra = ["--ci", "magic"]
         r = run_cli("report", *files, "-o", str(out), *extra)
-        assert r.exit_code == 1
+        assert r.exit_code == 2
         assert re.search(message, r.stderr), r.stderr
         assert "Traceback" not in r.output and not out.exists()
 

@@ -154,7 +154,7 @@ def test_cli_plan_error_is_one_line(shared_data):
     """A pilot with too few samples for the k is a one-line error."""
     path = shared_data / "minif2f" / "proof_outcomes_by_problem.json"
     res = runner.invoke(app, ["plan", "--delta", "0.05", "-k", "13", "--pilot", str(path)])
-    assert res.exit_code == 1 and "needs n >= 2k = 26" in res.stderr
+    assert res.exit_code == 2 and "needs n >= 2k = 26" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
 
 

@@ -339,5 +339,5 @@ def test_without_ray_the_cli_says_how_to_install(monkeypatch, tmp_path):
     samples = tmp_path / "s.jsonl"
     samples.write_text(json.dumps({"task_id": "HumanEval/0", "completion": "    pass\n"}) + "\n")
     result = CliRunner().invoke(app, ["evaluate", str(samples), "--backend", "ray", "--quiet"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "pip install 'passatk[ray]'" in result.output and "Traceback" not in result.output

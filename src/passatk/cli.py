@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -13,7 +14,7 @@ import typer
 from rich.console import Console
 
 from passatk.loaders import load_results
-from passatk.report import score_dict, score_table
+from passatk.report import score_table
 from passatk.results import Results, warn_if_duplicated
 
 app = typer.Typer(
@@ -38,10 +39,47 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable
 LevelOption = Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")]
 
 
+FormatOption = Annotated[
+    str | None,
+    typer.Option("--format", help="table (default), json (the same as --json) or markdown (GitHub-flavoured)."),
+]
+#: Exit statuses: 1 is a CI gate that failed (--fail-under, --fail-if-worse), 2 an error.
+GATE_FAILED, ERROR = 1, 2
+
+
 def fail(message: str) -> None:
-    """Print a one-line user error to stderr and exit with status 1."""
+    """Print a one-line user error to stderr and exit with status 2 (status 1 is a failed CI gate)."""
     typer.echo(f"passatk: error: {message}", err=True)
-    raise typer.Exit(1)
+    raise typer.Exit(ERROR)
+
+
+def output_format(fmt: str | None, as_json: bool) -> str:
+    """The output format asked for by ``--format`` and ``--json`` (which must not disagree)."""
+    fmt = fmt or ("json" if as_json else "table")
+    if fmt not in ("table", "json", "markdown"):
+        fail(f"--format must be table, json or markdown; got {fmt!r}.")
+    if as_json and fmt != "json":
+        fail(f"--json and --format {fmt} ask for two formats; give one.")
+    return fmt
+
+
+def step_summary(markdown: str) -> None:
+    """Append ``markdown`` to GitHub Actions' job summary when ``GITHUB_STEP_SUMMARY`` names one."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if target:
+        try:
+            with open(target, "a", encoding="utf-8") as fh:
+                fh.write(markdown + "\n")
+        except OSError as exc:
+            typer.echo(f"passatk: warning: could not append to GITHUB_STEP_SUMMARY ({target}): {exc.strerror or exc}.", err=True)
+
+
+def gate(failures: list[str], what: str) -> None:
+    """Exit with :data:`GATE_FAILED`, saying why, when a CI gate has failures."""
+    if failures:
+        for line in failures:
+            typer.echo(f"passatk: {what} failed: {line}.", err=True)
+        raise typer.Exit(GATE_FAILED)
 
 
 def parse_ks(text: str | None, results: Sequence[Results] = ()) -> list[int]:
@@ -59,7 +97,7 @@ def parse_ks(text: str | None, results: Sequence[Results] = ()) -> list[int]:
 
 
 def load_models(files: list[Path]) -> dict[str, Results]:
-    """Load every file (multi-model files give one entry per model); user errors exit 1."""
+    """Load every file (multi-model files give one entry per model); user errors exit 2."""
     try:
         loaded = load_results(files)
     except (ValueError, FileNotFoundError) as exc:
@@ -90,8 +128,33 @@ def score(
         ),
     ] = "population",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")] = 0,
+    audit: Annotated[
+        Path | None,
+        typer.Option(
+            "--audit", help="An audit (`passatk audit --json` output): how far pass@k could be inflated by its verifier holes."
+        ),
+    ] = None,
+    fail_under: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-under", help="CI gate: exit with status 1 when pass@k falls below a threshold, e.g. 1=0.30,10=0.55."
+        ),
+    ] = None,
+    fmt: FormatOption = None,
 ) -> None:
-    """Unbiased pass@k for each results file, with its standard error and confidence interval."""
+    """Unbiased pass@k for each results file, with its standard error and confidence interval.
+
+    Exit status: 0, 1 when a --fail-under gate fails, 2 on an error. With
+    GITHUB_STEP_SUMMARY set, the Markdown table is appended there too.
+    """
+    from passatk.gates import below_thresholds, parse_thresholds
+    from passatk.report import score_markdown, score_record
+
+    fmt = output_format(fmt, as_json)
+    try:
+        thresholds = parse_thresholds(fail_under) if fail_under is not None else None
+    except ValueError as exc:
+        fail(str(exc))
     models = load_models(files)
     ks = parse_ks(k, list(models.values()))
     records = {}
@@ -100,15 +163,24 @@ def score(
         for name, res in models.items():
             warn_if_duplicated(res)
             try:
-                records[name] = score_dict(res, ks, level=level, method=ci, target=target, rng=seed)
+                records[name] = score_record(res, ks, level=level, method=ci, target=target, rng=seed)
             except ValueError as exc:
                 fail(f"{res.source or name}: {exc}")
     for w in caught:
         typer.echo(f"passatk: warning: {w.message}", err=True)
-    if as_json:
+    holes = _audit_report().attach_holes(records, models, ks, audit, fail) if audit is not None else None
+    markdown = score_markdown(records)
+    if fmt == "json":
         typer.echo(json.dumps(records, indent=2))
+    elif fmt == "markdown":
+        typer.echo(markdown)
     else:
         console.print(score_table(records))
+        if holes:
+            _audit_report().print_holes(console, holes)
+    step_summary(markdown)
+    if thresholds is not None:
+        gate(below_thresholds(records, thresholds), "--fail-under")
 
 
 @app.command()
@@ -231,16 +303,30 @@ def compare_cmd(
     k: KsOption = None,
     as_json: JsonOption = False,
     level: LevelOption = 0.95,
+    fail_if_worse: Annotated[
+        bool,
+        typer.Option(
+            "--fail-if-worse",
+            help="CI gate: exit with status 1 when a model is significantly worse than the first one at any k "
+            "(Holm-adjusted across the k, at 1 - --level).",
+        ),
+    ] = False,
+    fmt: FormatOption = None,
 ) -> None:
     """Paired comparison on the problems the models share: difference, SE, CI and p-value for each k.
 
     With more than two models every pair is compared and p-values are Holm-adjusted.
-    Problems present for one model only are listed and excluded.
+    Problems present for one model only are listed and excluded. Exit status: 0,
+    1 when the --fail-if-worse gate fails, 2 on an error.
     """
     from dataclasses import replace
 
-    from passatk.report import compare_table, excluded_lines
+    from passatk._provenance import provenance
+    from passatk.gates import worse_than_baseline
+    from passatk.report import compare_markdown, compare_table, excluded_lines
     from passatk.uncertainty import compare, compare_all
+
+    fmt = output_format(fmt, as_json)
 
     models = load_models(files)
     if len(models) < 2:
@@ -254,13 +340,20 @@ def compare_cmd(
             comparisons = compare_all(models, ks, level=level)
     except ValueError as exc:
         fail(str(exc))
-    records = [c.to_dict() for c in comparisons]
-    if as_json:
+    options = {"k": ks, "metric": "pass@k", "ci": "t", "level": level}
+    records = [{**provenance([models[c.name_a].source, models[c.name_b].source], options), **c.to_dict()} for c in comparisons]
+    markdown = compare_markdown(records)
+    if fmt == "json":
         typer.echo(json.dumps(records, indent=2))
-        return
-    console.print(compare_table(records))
-    for line in excluded_lines(records):
-        typer.echo(line)
+    elif fmt == "markdown":
+        typer.echo(markdown)
+    else:
+        console.print(compare_table(records))
+        for line in excluded_lines(records):
+            typer.echo(line)
+    step_summary(markdown)
+    if fail_if_worse:
+        gate(worse_than_baseline(records, 1.0 - level), "--fail-if-worse")
 
 
 @app.command("plan")
@@ -488,6 +581,55 @@ def demo(
         path, quiet=quiet, dataset="humaneval", workers=workers, timeout=timeout, sandbox=sandbox, fresh=True
     )
     score(files=[result.path], k=",".join(str(x) for x in (1, 5, 10) if x <= n), as_json=as_json)
+
+
+def _audit_report():
+    from passatk.audit import _report
+
+    return _report
+
+
+@app.command("audit")
+def audit_cmd(
+    problems: Annotated[
+        Path | None,
+        typer.Option("--problems", help="Problems file: HumanEval, MBPP, sanitized MBPP, or stdin/stdout with solutions (APPS)."),
+    ] = None,
+    dataset: Annotated[
+        str | None, typer.Option("--dataset", help="humaneval, mbpp or apps; humaneval alone needs no --problems.")
+    ] = None,
+    mutants: Annotated[int, typer.Option("--mutants", help="Single-site mutants of the reference tried per problem.")] = 24,
+    fresh_inputs: Annotated[int, typer.Option("--fresh-inputs", help="Fresh inputs per problem, inside the tests' domain.")] = 8,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the mutants and inputs (mixed with each task id).")] = 0,
+    limit: Annotated[int | None, typer.Option("--limit", help="Audit the first N problems only.")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help="Sandboxed workers (default: one per CPU).")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="CPU seconds per run of a program.")] = 3.0,
+    sandbox: Annotated[str, typer.Option("--sandbox", help="auto, bwrap or process, as for `evaluate`.")] = "auto",
+    as_json: JsonOption = False,
+) -> None:
+    """Find the tests that accept broken solutions: mutate each reference at one site, keep the mutants that are
+    wrong on fresh in-domain inputs, and run them against the problem's own tests in the sandbox."""
+    from passatk.audit import audit
+    from passatk.execute import SandboxError
+
+    try:
+        result = audit(
+            problems,
+            dataset=dataset,
+            mutants=mutants,
+            fresh_inputs=fresh_inputs,
+            seed=seed,
+            limit=limit,
+            workers=workers,
+            timeout=timeout,
+            sandbox=sandbox,
+        )
+    except (ValueError, FileNotFoundError, SandboxError) as exc:
+        fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        _audit_report().print_audit(console, result)
 
 
 def main() -> None:

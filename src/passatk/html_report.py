@@ -8,7 +8,7 @@ SVG) are all inside it, and its Content-Security-Policy forbids every fetch.
 
 Every number comes from the library's own functions, called with the options
 ``passatk score`` takes, so the page shows what ``passatk score --json``
-prints: :func:`passatk.report.score_dict` for the summary,
+prints: :func:`passatk.report.score_record` for the summary,
 :func:`passatk.curves` for the curves and crossings, :func:`passatk.compare`
 (:func:`passatk.compare_all` for three or more models) for the paired
 comparison, and :func:`passatk.results.warn_if_duplicated` for the warnings.
@@ -16,14 +16,12 @@ comparison, and :func:`passatk.results.warn_if_duplicated` for the warnings.
 Building the page is pure (:func:`report_data` then :func:`render_html`, or
 :func:`build_report` for both): data in, a string out.  Reading the sample
 records of a results file (:func:`read_samples`), describing an input
-(:func:`describe_input`) and writing the file atomically
+(:func:`passatk._provenance.file_info`) and writing the file atomically
 (:func:`write_report`) are the only I/O, kept apart.
 """
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import html
 import itertools
 import json
@@ -38,10 +36,11 @@ from pathlib import Path
 
 import numpy as np
 
+from passatk._provenance import file_info
 from passatk.curves import CurvesResult, curves
 from passatk.exceptions import ResultsFormatError
 from passatk.loaders import iter_jsonl
-from passatk.report import compare_rows, crossover_lines, excluded_lines, score_dict
+from passatk.report import compare_rows, crossover_lines, excluded_lines, score_record
 from passatk.results import Results, warn_if_duplicated
 from passatk.uncertainty import compare, compare_all
 
@@ -49,7 +48,6 @@ __all__ = [
     "STATUSES",
     "build_report",
     "curve_svg",
-    "describe_input",
     "read_samples",
     "render_html",
     "report_data",
@@ -181,14 +179,6 @@ def read_samples(path: str | os.PathLike) -> list[dict] | None:
     return out
 
 
-def describe_input(path: str | os.PathLike) -> dict:
-    """Provenance of one input file: ``{"path", "sha256", "bytes", "lines"}`` (lines of the decompressed text)."""
-    path = Path(path)
-    raw = path.read_bytes()
-    text = gzip.decompress(raw) if path.suffix == ".gz" else raw
-    return {"path": str(path), "sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw), "lines": text.count(b"\n")}
-
-
 def write_report(path: str | os.PathLike, page: str) -> Path:
     """Write ``page`` to ``path`` atomically: a temporary file beside it, then a rename (never half a page).
 
@@ -310,7 +300,7 @@ def report_data(
     samples : mapping of str to list of dict, optional
         Per model, :func:`read_samples`'s records of its file (None: no viewer for that model).
     inputs : sequence of dict
-        :func:`describe_input` of every file, shown as provenance.
+        :func:`passatk._provenance.file_info` of every file, shown as provenance.
     title : str, optional
     top : int, default 15
         Problems listed per pair of models where they disagree most.
@@ -318,7 +308,7 @@ def report_data(
     Returns
     -------
     dict
-        ``score`` is exactly ``{name: score_dict(...)}``, what ``passatk score --json`` prints;
+        ``score`` is exactly ``{name: score_record(...)}``, what ``passatk score --json`` prints;
         ``curve`` the :class:`~passatk.CurvesResult`, ``comparisons`` the
         ``passatk compare --json`` records, ``problems`` the per-problem
         rows, ``warnings`` the sentences shown on top.
@@ -336,7 +326,7 @@ def report_data(
     score = {}
     for name, res in models.items():
         try:
-            score[name] = score_dict(res, ks, level=level, method=method, target=target, rng=rng)
+            score[name] = score_record(res, ks, level=level, method=method, target=target, rng=rng)
         except ValueError as exc:
             raise ValueError(f"{res.source or name}: {exc}") from None
     curve = curves(models, level=level, rng=rng)
@@ -734,7 +724,7 @@ def save_report(models: Mapping[str, Results], path: str | os.PathLike, ks: Sequ
     """Build the page of ``models`` and write it to ``path`` atomically; what ``passatk report`` does.
 
     Each model's sample records (:func:`read_samples`) and provenance
-    (:func:`describe_input`) are read from the file it was loaded from
+    (:func:`passatk._provenance.file_info`) are read from the file it was loaded from
     (``Results.source``); the keyword options are :func:`report_data`'s.
 
     Returns
@@ -754,7 +744,7 @@ def save_report(models: Mapping[str, Results], path: str | os.PathLike, ks: Sequ
     samples = {}
     for name, res in models.items():
         samples[name] = read_samples(res.source) if res.source else None
-    data = report_data(models, ks, samples=samples, inputs=[describe_input(s) for s in sources], **options)
+    data = report_data(models, ks, samples=samples, inputs=[file_info(s) for s in sources], **options)
     page = render_html(data)
     out = write_report(path, page)
     return {"path": str(out), "bytes": len(page.encode("utf-8")), "warnings": data["warnings"], "score": data["score"]}

@@ -60,6 +60,30 @@ def score_dict(
     return summarize(results, list(ks), level=level, method=method, target=target, rng=rng).to_dict()
 
 
+def score_record(
+    results: Results,
+    ks: Sequence[int],
+    *,
+    level: float = 0.95,
+    method: str = "t",
+    target: str = "population",
+    rng: int = 0,
+) -> dict:
+    """What ``passatk score --json`` prints for one model: its provenance, then :func:`score_dict`.
+
+    The provenance (DESIGN.md): ``format_version``, the ``passatk`` version, the
+    ``inputs`` (path, sha256, bytes and lines of the file the results came from)
+    and the ``options`` that shaped the numbers.
+    """
+    from passatk._provenance import provenance
+
+    options = {"k": [int(k) for k in ks], "metric": "pass@k", "ci": method, "level": level, "target": target, "seed": rng}
+    return {
+        **provenance([results.source], options),
+        **score_dict(results, ks, level=level, method=method, target=target, rng=rng),
+    }
+
+
 def score_rows(records: Mapping[str, dict]) -> list[tuple[str, str, str, str, str, bool]]:
     r"""The rows of :func:`score_table`: (model label, ``pass@k``, estimate, SE, CI, last row of the model).
 
@@ -293,3 +317,38 @@ def evaluation_lines(result) -> list[str]:
         f"{result.samples} samples ({result.programs} distinct programs; {result.executed} run now, "
         f"{result.reused} from the journal) in {result.seconds:.1f} s: {counts}. Results: {result.path}",
     ]
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "<br>")
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A GitHub-flavoured Markdown table (cells escaped, line breaks as ``<br>``).
+
+    >>> print(markdown_table(["k", "estimate"], [["pass@1", "0.3000"]]))
+    | k | estimate |
+    |---|---|
+    | pass@1 | 0.3000 |
+    """
+    lines = ["| " + " | ".join(map(_md_cell, header)) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_md_cell(str(c)) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def score_markdown(records: Mapping[str, dict]) -> str:
+    """``passatk score --format markdown``: the rows of :func:`score_table`, as Markdown."""
+    first = next(iter(records.values()))
+    title = f"**pass@k** (unbiased), ± SE and {first['level']:.0%} CI ({first['method']}, {first['target']})"
+    table = markdown_table(["model", "k", "estimate", "± SE", f"{first['level']:.0%} CI"], (r[:5] for r in score_rows(records)))
+    return f"{title}\n\n{table}\n"
+
+
+def compare_markdown(records: Sequence[dict]) -> str:
+    """``passatk compare --format markdown``: the rows of :func:`compare_table`, as Markdown."""
+    level = records[0]["level"]
+    holm = ["p Holm"] if _has_holm(records) else []
+    header = ["A - B", "k", "difference", f"{level:.0%} CI", "p", *holm, "unpaired SE", "corr"]
+    title = f"**A - B** on shared problems ± paired SE, {level:.0%} CI (t); {MCNEMAR_MARK} = McNemar exact"
+    notes = "".join(f"\n{line}\n" for line in excluded_lines(records))
+    return f"{title}\n\n{markdown_table(header, (row for row, _ in compare_rows(records)))}\n{notes}"
