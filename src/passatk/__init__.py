@@ -46,6 +46,8 @@ __all__ = [
     "Results",
     "ResultsFormatError",
     "Summary",
+    "Verdict",
+    "Verifier",
     "compare",
     "compare_all",
     "crossover",
@@ -68,11 +70,17 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-_LAZY = {"execute": None, "evaluate": "evaluate", "EvaluationResult": "EvaluationResult"}
+_LAZY = {
+    "execute": None,
+    "evaluate": "evaluate",
+    "EvaluationResult": "EvaluationResult",
+    "Verifier": "Verifier",
+    "Verdict": "Verdict",
+}
 
 
 def __getattr__(name: str):
-    """Load the executor on first use of ``passatk.execute``, ``passatk.evaluate`` or ``passatk.EvaluationResult``."""
+    """Load the executor on first use of ``passatk.execute``, ``evaluate``, ``EvaluationResult``, ``Verifier`` or ``Verdict``."""
     if name in _LAZY:
         import importlib
 

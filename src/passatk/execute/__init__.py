@@ -1,4 +1,4 @@
-"""Running untrusted programs against their tests: sandbox, warm workers, journal, task adapters."""
+"""Running untrusted programs against their tests: sandbox, warm workers, journal, task adapters, the Verifier."""
 
 from passatk.execute._worker.verdict import Verdict
 from passatk.execute.journal import Journal
@@ -15,6 +15,7 @@ from passatk.execute.sandbox import (
     plan_sandbox,
 )
 from passatk.execute.tasks import Problem, build_job, job_key, load_problems, read_samples
+from passatk.execute.verifier import Task, Verifier, shared_verifier
 
 __all__ = [
     "EvaluationResult",
@@ -30,7 +31,9 @@ __all__ = [
     "SandboxWarning",
     "SandboxedWorker",
     "Scheduler",
+    "Task",
     "Verdict",
+    "Verifier",
     "WorkerLost",
     "build_job",
     "evaluate",
@@ -38,4 +41,5 @@ __all__ = [
     "load_problems",
     "plan_sandbox",
     "read_samples",
+    "shared_verifier",
 ]

@@ -189,17 +189,41 @@ def _compiled(source, filename):
 
 
 def _tests(job, proxy):
-    """HumanEval/MBPP: the trusted ``head`` and ``tests`` run here against the sample's names."""
+    """HumanEval/MBPP: the trusted ``head`` and ``tests`` run here against the sample's names.
+
+    ``tests`` is one piece of code (one case) or a list of pieces run one after
+    the other in the same namespace, each a separate case ("case i: ..." names
+    the first that fails).  Returns ``(status, detail, cases passed)``.
+    """
+    tests = job.get("tests", "")
     try:
         ns = _Namespace(proxy, proxy.hello(), job.get("remote", ()))
         if job.get("head"):
             exec(_compiled(job["head"], "<prompt>"), ns)
         for name in job.get("remote", ()):
             dict.pop(ns, name, None)
-        exec(_compiled(job.get("tests", ""), "<tests>"), ns)
+        if not isinstance(tests, list):
+            exec(_compiled(tests, "<tests>"), ns)
+            return "passed", "", 1
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the tests did not return
-        return _status(exc)
-    return "passed", ""
+        return (*_status(exc), 0)
+    first, passed = None, 0
+    for i, case in enumerate(tests):
+        try:
+            exec(_compiled(case, f"<tests {i}>"), ns)
+        except BaseException as exc:
+            status, detail = _status(exc)
+            first = first or (status, f"case {i}: {detail}")
+            if _stop(job, proxy, status):
+                break
+        else:
+            passed += 1
+    return (*(first or ("passed", "")), passed)
+
+
+def _stop(job, proxy, status):
+    """After a failing case: stop at the first failure, unless every case is wanted and the sample still answers."""
+    return not job.get("all_cases") or status == "oom" or proxy.broken is not None
 
 
 def _entry(proxy, known, name):
@@ -214,32 +238,43 @@ def _entry(proxy, known, name):
 
 
 def _calls(job, proxy):
-    """Call-based tasks: each case's arguments go out, the result comes back and is compared here."""
+    """Call-based tasks: each case's arguments go out, the result comes back and is compared here.
+
+    Stops at the first failing case, or with ``all_cases`` goes on through wrong
+    answers and exceptions until the sample's process is gone.  Returns
+    ``(status, detail, cases passed)``; the status and detail are the first failure's.
+    """
     try:
         fn = _entry(proxy, proxy.hello(), job["func_name"])
     except BaseException as exc:
-        return _status(exc)
+        return (*_status(exc), 0)
+    first, passed = None, 0
     for i, (args, expected) in enumerate(job["cases"]):
         try:
             result = fn(*args)
         except BaseException as exc:
             status, detail = _status(exc)
-            return status, f"case {i}: {detail}"
-        if not call_matches(job.get("rule", "livecodebench"), result, expected):
-            return "failed", f"case {i}: wrong answer {str(result)[:80]}"
-    return "passed", ""
+        else:
+            if call_matches(job.get("rule", "livecodebench"), result, expected):
+                passed += 1
+                continue
+            status, detail = "failed", f"wrong answer {str(result)[:80]}"
+        first = first or (status, f"case {i}: {detail}")
+        if _stop(job, proxy, status):
+            break
+    return (*(first or ("passed", "")), passed)
 
 
 def decide(job, channel_fd):
-    """The ``[status, detail]`` of ``job`` against the sample on ``channel_fd`` (closed after)."""
+    """The ``[status, detail, cases passed]`` of ``job`` against the sample on ``channel_fd`` (closed after)."""
     proxy = SampleProxy(channel_fd)
     try:
-        status, detail = (_calls if job["kind"] == "call" else _tests)(job, proxy)
+        status, detail, passed = (_calls if job["kind"] == "call" else _tests)(job, proxy)
     finally:
         os.close(channel_fd)
     if proxy.broken:  # whatever the tests did with the exception
         status, detail = "error", proxy.broken
-    return [status, detail]
+    return [status, detail, passed]
 
 
 def _serve(sock, cwd):
@@ -335,7 +370,7 @@ class Judge:
         if outcome.how != "decided":  # it died, or ran over its budget and was killed: either way it is reaped
             self.stop(reaped=True)
             return None, outcome
-        status, detail, outcome.cpu = said[0]
+        status, detail, passed, outcome.cpu = said[0]
         if status == "oom":
             self.stop()  # a judge that ran out of memory is not trusted with the next job
-        return [status, detail], outcome
+        return [status, detail, passed], outcome

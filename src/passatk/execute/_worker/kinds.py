@@ -14,6 +14,14 @@ A job is a plain dict with a ``key`` and a ``kind``:
 ``command``  ``source``, ``argv``, ``filename``: the program is written to a file and
              the verifier command's exit status decides.
 
+Optional in any job: ``timeout``, the CPU seconds of one run (one case, for
+``call``), instead of the worker's; and ``all_cases``: run every case rather
+than stop at the first failure (``python`` jobs whose ``tests`` are a list of
+separate cases, ``call`` and ``stdio``), so that the verdict carries the share
+of cases that passed.  The status and detail stay the first failure's, except
+that a run stopped by its limits says so (``timeout``); after a timeout or the
+death of the sample's process the remaining cases count as failed.
+
 Who holds what.  The sample's process (forked from the zygote) holds the
 program, its input and its end of the call channel, nothing else.  The judge
 (forked from the worker, see :mod:`.judge`) holds the tests or the expected
@@ -42,9 +50,13 @@ def _wall(cfg, cpu):
     return cpu * cfg["wall_factor"] + 1.0
 
 
+def _timeout(job, cfg):
+    return job.get("timeout") or cfg["timeout"]
+
+
 def _judged(job, cfg, zyg):
     """``python`` and ``call``: the sample serves its functions, the judge runs the tests."""
-    cpu = cfg["timeout"] * (max(1, len(job["cases"])) if job["kind"] == "call" else 1)
+    cpu = _timeout(job, cfg) * (max(1, len(job["cases"])) if job["kind"] == "call" else 1)
     wall = _wall(cfg, cpu)
     judge_end, sample_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     err_r, err_w = os.pipe()
@@ -65,32 +77,32 @@ def _judged(job, cfg, zyg):
         supervise.wipe(cfg["cwd"])  # whatever the tests wrote in the judge's directory
     if outcome is None:
         raise OSError("the judge could not be given the job")
-    status, detail = said if said else (None, "")
+    status, detail, passed = said if said else (None, "", 0)
     cpu_used, wall_used = outcome.cpu + ran["cpu"], outcome.wall
     if status == "passed" and outcome.how == "decided":
-        return ("passed", ""), cpu_used, wall_used
+        return ("passed", ""), cpu_used, wall_used, passed
     sample_end_how = (
         supervise.abnormal(ran["how"], ran["status"], ran["cpu"], outcome.buffers[0]) if ran["how"] != "stopped" else None
     )
     if ran["how"] == "timeout":
-        return sample_end_how, cpu_used, wall_used
+        return sample_end_how, cpu_used, wall_used, passed
     if outcome.how == "timeout":
-        return ("timeout", f"the tests timed out (CPU {outcome.cpu:.2f} s)"), cpu_used, wall_used
+        return ("timeout", f"the tests timed out (CPU {outcome.cpu:.2f} s)"), cpu_used, wall_used, passed
     if status in ("failed", "error", "oom") and not (status == "error" and sample_end_how):
-        return (status, detail), cpu_used, wall_used
+        return (status, detail), cpu_used, wall_used, passed
     if sample_end_how:
-        return sample_end_how, cpu_used, wall_used
+        return sample_end_how, cpu_used, wall_used, passed
     code = os.waitstatus_to_exitcode(outcome.status)
-    return ("error", f"the judge ended without a verdict (exit status {code})"), cpu_used, wall_used
+    return ("error", f"the judge ended without a verdict (exit status {code})"), cpu_used, wall_used, passed
 
 
-def _direct(cfg, zyg, mode, source, stdin, out_limit, **extra):
+def _direct(cfg, zyg, timeout, mode, source, stdin, out_limit, **extra):
     """One run whose output the worker reads itself: (outcome of the sample, stdout, stderr)."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    wall = _wall(cfg, cfg["timeout"])
+    wall = _wall(cfg, timeout)
     try:
-        zyg.start(mode, source, cfg["timeout"], wall, stdin, out_w, err_w, **extra)
+        zyg.start(mode, source, timeout, wall, stdin, out_w, err_w, **extra)
     finally:
         os.close(out_w)
         os.close(err_w)
@@ -111,11 +123,12 @@ def _direct(cfg, zyg, mode, source, stdin, out_limit, **extra):
 
 def _stdio(job, cfg, zyg):
     total_cpu = total_wall = 0.0
+    first, passed = None, 0
     for i, (stdin, expected) in enumerate(job["cases"]):
         in_fd = memfd(stdin.encode("utf-8", "surrogatepass"), "stdin")
         try:
             limit = len(json.dumps(expected).encode()) * 4 + 65536
-            how, ran, out, err = _direct(cfg, zyg, "script", job["source"], in_fd, limit)
+            how, ran, out, err = _direct(cfg, zyg, _timeout(job, cfg), "script", job["source"], in_fd, limit)
         finally:
             os.close(in_fd)
         total_cpu, total_wall = total_cpu + ran["cpu"], total_wall + ran["wall"]
@@ -129,16 +142,28 @@ def _stdio(job, cfg, zyg):
         text = out.decode("utf-8", "replace")
         if verdict is None and not stdio_matches(job.get("rule", "lines"), text, expected):
             verdict = "failed", f"wrong answer {text.strip()[:60]!r}"
-        if verdict is not None:
-            return (verdict[0], f"case {i}: {verdict[1]}"), total_cpu, total_wall
-    return ("passed", ""), total_cpu, total_wall
+        if verdict is None:
+            passed += 1
+            continue
+        first = first or (verdict[0], f"case {i}: {verdict[1]}")
+        if not job.get("all_cases") or verdict[0] == "timeout":  # a looping program would loop on every case
+            break
+    return first or ("passed", ""), total_cpu, total_wall, passed
 
 
 def _command(job, cfg, zyg):
     devnull = os.open(os.devnull, os.O_RDONLY)
     try:
         how, ran, out, err = _direct(
-            cfg, zyg, "exec", job["source"], devnull, 1 << 20, argv=job["argv"], filename=job.get("filename") or "sample.txt"
+            cfg,
+            zyg,
+            _timeout(job, cfg),
+            "exec",
+            job["source"],
+            devnull,
+            1 << 20,
+            argv=job["argv"],
+            filename=job.get("filename") or "sample.txt",
         )
     finally:
         os.close(devnull)
@@ -146,20 +171,31 @@ def _command(job, cfg, zyg):
     if verdict is None:
         code = os.WEXITSTATUS(ran["status"])
         verdict = ("passed", "") if code == 0 else ("failed", f"verifier exit status {code}: {supervise.tail(out + err)}")
-    return verdict, ran["cpu"], ran["wall"]
+    return verdict, ran["cpu"], ran["wall"], None
 
 
 RUNNERS = {"python": _judged, "call": _judged, "stdio": _stdio, "command": _command}
 
 
+def _cases(job):
+    """How many separate cases ``job`` has."""
+    if job["kind"] in ("call", "stdio"):
+        return len(job["cases"])
+    tests = job.get("tests")
+    return len(tests) if isinstance(tests, list) else 1
+
+
 def run_job(job, cfg, zyg):
     """Run one job; always returns a :class:`Verdict` (``ZygoteGone`` propagates: the worker must end)."""
     try:
-        (status, detail), cpu, wall = RUNNERS[job["kind"]](job, cfg, zyg)
+        (status, detail), cpu, wall, passed = RUNNERS[job["kind"]](job, cfg, zyg)
     except ZygoteGone:
         raise
     except Exception as exc:  # an infrastructure failure, e.g. fork() refused
-        status, detail, cpu, wall = "sandbox_error", f"{type(exc).__name__}: {exc}", 0.0, 0.0
+        status, detail, cpu, wall, passed = "sandbox_error", f"{type(exc).__name__}: {exc}", 0.0, 0.0, None
     if status == "error" and "MemoryError" in detail:
         status = "oom"
-    return Verdict(job["key"], status, detail, round(cpu, 4), round(wall, 4))
+    fraction = None
+    if job.get("all_cases") and passed is not None:
+        fraction = 1.0 if status == "passed" else min(passed, _cases(job)) / max(1, _cases(job))
+    return Verdict(job["key"], status, detail, round(cpu, 4), round(wall, 4), fraction)

