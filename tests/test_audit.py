@@ -364,7 +364,7 @@ class TestAudit:
     def test_summary_and_interval(self, planted):
         """One weak problem of two; the interval is scipy's Wilson interval (checked against the formula)."""
         s = planted.to_dict()["summary"]
-        assert (s["audited"], s["weak"], s["share_weak"]) == (2, 1, 0.5)
+        assert (s["audited"], s["judged"], s["weak"], s["share_weak"]) == (2, 2, 1, 0.5)
         z = 1.959963984540054
         centre, half = (0.5 + z * z / 4) / (1 + z * z / 2), z * math.sqrt(0.25 / 2 + z * z / 16) / (1 + z * z / 2)
         assert s["ci"] == pytest.approx([centre - half, centre + half], rel=1e-9)
@@ -388,7 +388,7 @@ class TestAudit:
         assert reasons[0] == "the tests call the entry point with no literal arguments"
         assert reasons[1].startswith("the reference fails its own tests")
         assert res.n_audited == 0 and res.share_weak is None
-        with pytest.raises(ValueError, match="no problem was audited"):
+        with pytest.raises(ValueError, match="no problem was audited with a broken mutant"):
             res.confidence_interval()
 
     def test_humaneval_style_and_stdio_problems(self):

@@ -65,19 +65,25 @@ class AuditResult:
         return len(self.audited)
 
     @property
+    def n_judged(self) -> int:
+        """Audited problems with at least one broken mutant: those whose tests were put to the test."""
+        return sum(p["broken"] > 0 for p in self.audited)
+
+    @property
     def n_weak(self) -> int:
         """Audited problems with at least one survivor."""
         return sum(p["surviving"] > 0 for p in self.audited)
 
     @property
     def share_weak(self) -> float | None:
-        """``n_weak / n_audited``; None when no problem was audited."""
-        return self.n_weak / self.n_audited if self.n_audited else None
+        """``n_weak / n_judged``; None when no problem had a broken mutant."""
+        return self.n_weak / self.n_judged if self.n_judged else None
 
     def confidence_interval(self, confidence_level: float = 0.95, method: str = "wilson") -> ConfidenceInterval:
         """Interval for the share of weak problems, by ``scipy.stats.binomtest(...).proportion_ci``.
 
-        The problems are treated as a sample of the benchmark's kind of problem.
+        ``n_weak`` successes in ``n_judged`` trials: the problems are treated as
+        a sample of the benchmark's kind of problem.
 
         Parameters
         ----------
@@ -88,17 +94,17 @@ class AuditResult:
         Raises
         ------
         ValueError
-            For a level outside (0, 1), an unknown method, or when no problem was audited.
+            For a level outside (0, 1), an unknown method, or when no problem had a broken mutant.
         """
         if not isinstance(confidence_level, (int, float)) or not 0 < confidence_level < 1:
             raise ValueError(f"`confidence_level` must be a number in (0, 1); got confidence_level={confidence_level!r}.")
         if method not in ("wilson", "wilsoncc", "exact"):
             raise ValueError(f"`method` must be one of wilson, wilsoncc, exact; got method={method!r}.")
-        if not self.n_audited:
-            raise ValueError("no problem was audited, so the share of weak problems has no interval.")
+        if not self.n_judged:
+            raise ValueError("no problem was audited with a broken mutant, so the share of weak problems has no interval.")
         from scipy.stats import binomtest
 
-        ci = binomtest(self.n_weak, self.n_audited).proportion_ci(confidence_level, method=method)
+        ci = binomtest(self.n_weak, self.n_judged).proportion_ci(confidence_level, method=method)
         return ConfidenceInterval(float(ci.low), float(ci.high))
 
     def summary(self, confidence_level: float = 0.95) -> dict:
@@ -109,6 +115,7 @@ class AuditResult:
         out = {
             "problems": len(self.problems),
             "audited": len(audited),
+            "judged": self.n_judged,
             "skipped": len(self.problems) - len(audited),
             "skipped_because": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
             "weak": self.n_weak,
@@ -122,7 +129,7 @@ class AuditResult:
             "problems_with_broken": len(with_broken),
             "mean_hole_rate": (sum(p["hole_rate"] for p in with_broken) / len(with_broken)) if with_broken else None,
         }
-        if audited:
+        if self.n_judged:
             ci = self.confidence_interval(confidence_level)
             out["ci"] = [ci.low, ci.high]
         return out

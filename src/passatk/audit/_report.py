@@ -21,13 +21,16 @@ def _pct(x: float | None) -> str:
 def audit_lines(result: AuditResult) -> list[str]:
     """The audit's summary in a few sentences."""
     s = result.summary()
-    lines = [f"{s['problems']} problems: {s['audited']} audited, {s['skipped']} skipped."]
+    lines = [
+        f"{s['problems']} problems: {s['audited']} audited ({s['judged']} with a broken mutant, the denominator below), "
+        f"{s['skipped']} skipped."
+    ]
     for reason, count in s["skipped_because"].items():
         lines.append(f"  skipped, {count}: {reason}")
-    if s["audited"]:
+    if s["judged"]:
         lo, hi = s["ci"]
         lines.append(
-            f"{_pct(s['share_weak'])} of the audited problems ({s['weak']} of {s['audited']}) accept a broken solution "
+            f"{_pct(s['share_weak'])} of the problems ({s['weak']} of {s['judged']}) accept a broken solution "
             f"[{_pct(lo)}, {_pct(hi)}] ({100 * s['level']:.0f}% Wilson interval)."
         )
         lines.append(
