@@ -476,13 +476,14 @@ def _hand_audit(rows):
 
 class TestHoleInflation:
     def test_matches_the_exact_formula(self):
-        """Per problem (1-p)^k [1-(1-h)^k] with p = (c/n - h)/(1 - h), averaged; checked with fractions."""
+        """Per problem (1-p)^k [1-(1-h)^k] with h capped at c/n and p = (c/n - h)/(1 - h), averaged; checked with fractions."""
         audit_ = _hand_audit([("a", 10, 2), ("b", 8, 0), ("c", 4, 4)])
         res = Results.from_counts(["a", "b", "c", "d"], [10, 10, 10, 10], [5, 3, 10, 1])
         out = hole_inflation(res, audit_, [1, 5])
         for j, k in enumerate((1, 5)):
             total = Fraction(0)
             for c, h in ((5, Fraction(1, 5)), (3, Fraction(0)), (10, Fraction(1)), (1, Fraction(0))):
+                h = min(h, Fraction(c, 10))
                 p = max(Fraction(0), (Fraction(c, 10) - h) / (1 - h)) if h < 1 else Fraction(0)
                 total += (1 - p) ** k * (1 - (1 - h) ** k)
             assert out.inflation[j] == pytest.approx(float(total / 4), rel=1e-12)
@@ -490,17 +491,24 @@ class TestHoleInflation:
         assert np.isnan(out.hole_rate[3])
 
     def test_bound_holds_and_grows_with_k(self):
-        """Inflation <= the note's k h (1-p)^k; at p = 0 it is about k h for small h, and only h at k = 1."""
+        """Inflation <= the note's k h (1-p)^k; for small h and p it is about k h, against (1-p) h at k = 1."""
         audit_ = _hand_audit([("a", 1000, 1)])
-        res = Results.from_counts(["a"], [100], [0])
+        res = Results.from_counts(["a"], [1000], [2])
         out = hole_inflation(res, audit_, [1, 10, 50])
-        assert np.all(out.inflation <= out.bound + 1e-15)
-        assert out.inflation[0] == pytest.approx(0.001) and out.inflation[1] == pytest.approx(0.01, rel=0.05)
+        h, p = 0.001, (0.002 - 0.001) / 0.999
+        assert np.all(out.inflation <= out.bound + 1e-15) and np.all(np.diff(out.inflation) > 0)
+        assert out.inflation[0] == pytest.approx((1 - p) * h, rel=1e-12)
+        assert out.inflation[1] == pytest.approx(10 * h, rel=0.06)
+
+    def test_no_inflation_without_passes(self):
+        """A problem no sample passed cannot have been inflated, whatever its h (h is capped at c/n)."""
+        out = hole_inflation(Results.from_counts(["a"], [10], [0]), _hand_audit([("a", 4, 2)]), [1, 5])
+        assert out.inflation.tolist() == [0.0, 0.0] and out.hole_rate[0] == 0.5
 
     def test_top_contributors(self):
         """The problems contributing most come first; those contributing nothing are left out."""
         audit_ = _hand_audit([("a", 10, 1), ("b", 10, 5), ("c", 10, 0)])
-        res = Results.from_counts(["a", "b", "c"], [10, 10, 10], [0, 0, 0])
+        res = Results.from_counts(["a", "b", "c"], [10, 10, 10], [2, 5, 0])
         top = hole_inflation(res, audit_, [1, 10]).top()
         assert [row["task_id"] for row in top] == ["b", "a"]
         assert top[0]["surviving"] == 5 and top[0]["broken"] == 10

@@ -17,10 +17,12 @@ __all__ = ["HoleInflationResult", "hole_inflation"]
 class HoleInflationResult:
     r"""pass@k and the share of it that the audited verifier holes could account for.
 
-    Per problem, h is the audit's hole rate (surviving / broken mutants); the
-    measured success rate :math:`\tilde p = c/n` is read as
-    :math:`p + (1-p)h` (a wrong sample slips through with probability h), so
-    :math:`p = (\tilde p - h)/(1 - h)`, clipped to [0, 1] (0 when h = 1).  Then
+    Per problem, h is the audit's hole rate (surviving / broken mutants), taken
+    as the chance that one of the model's wrong samples slips through, but at
+    most the measured success rate :math:`\tilde p = c/n` (the verifier cannot
+    have accepted more wrong samples than it accepted samples).  :math:`\tilde p`
+    is read as :math:`p + (1-p)h`, so :math:`p = (\tilde p - h)/(1 - h)` (0 when
+    h = 1).  Then
 
     .. math::
 
@@ -40,7 +42,8 @@ class HoleInflationResult:
         The mean of the note's bound :math:`k h (1-p)^k`.
     task_ids : ndarray of str
     hole_rate : ndarray of float
-        h per problem; NaN for a problem the audit did not measure (taken as 0).
+        h per problem as the audit measured it; NaN for a problem it did not
+        measure (taken as 0).  The h used is ``min(h, c/n)``.
     contribution : ndarray, shape (N, K)
         :math:`\Delta_k` per problem.
     measured, unmeasured : int
@@ -64,6 +67,7 @@ class HoleInflationResult:
     measured: int = 0
     unmeasured: int = 0
     _p: np.ndarray = field(default=None, repr=False)
+    _h: np.ndarray = field(default=None, repr=False)
     _detail: dict = field(default_factory=dict, repr=False)
 
     def top(self, count: int = 10) -> list[dict]:
@@ -79,6 +83,7 @@ class HoleInflationResult:
                 {
                     "task_id": tid,
                     "hole_rate": float(self.hole_rate[i]),
+                    "h_used": float(self._h[i]),
                     **self._detail.get(tid, {}),
                     "p": float(self._p[i]),
                     "inflation": {str(k): float(v) for k, v in zip(self.ks, self.contribution[i])},
@@ -128,7 +133,7 @@ def hole_inflation(results: Results, audit, ks) -> HoleInflationResult:
     --------
     >>> from passatk.audit._audit import AuditResult
     >>> a = AuditResult(({"task_id": "t", "status": "audited", "broken": 10, "surviving": 1},), {})
-    >>> r = Results.from_counts(["t"], [20], [0])
+    >>> r = Results.from_counts(["t"], [20], [2])
     >>> res = hole_inflation(r, a, [1, 10])
     >>> [round(float(x), 4) for x in res.inflation], [round(float(x), 4) for x in res.bound]
     ([0.1, 0.6513], [0.1, 1.0])
@@ -154,8 +159,8 @@ def hole_inflation(results: Results, audit, ks) -> HoleInflationResult:
         if rec and rec.get("status") == "audited" and rec.get("broken"):
             h[i] = rec["surviving"] / rec["broken"]
             detail[t] = {"broken": rec["broken"], "surviving": rec["surviving"]}
-    h0 = np.nan_to_num(h, nan=0.0)
     measured_rate = results.c / results.n
+    h0 = np.minimum(np.nan_to_num(h, nan=0.0), measured_rate)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = np.where(h0 < 1, np.clip((measured_rate - h0) / (1 - h0), 0.0, 1.0), 0.0)
     karr = np.asarray(ks)
@@ -175,5 +180,6 @@ def hole_inflation(results: Results, audit, ks) -> HoleInflationResult:
         int(np.isfinite(h).sum()),
         int((~np.isfinite(h)).sum()),
         p,
+        h0,
         detail,
     )

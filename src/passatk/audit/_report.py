@@ -96,18 +96,19 @@ def print_holes(console: Console, holes: dict[str, HoleInflationResult], count: 
         console.print(table)
         console.print(
             f"h measured on {res.measured} of {res.measured + res.unmeasured} problems (the others count as h = 0); "
-            "h is the share of broken mutants that pass the tests, taken as the chance that a wrong sample passes.",
+            "h is the share of broken mutants that pass the tests, taken as the chance that a wrong sample passes "
+            "(at most the problem's pass rate c/n), and p = (c/n - h)/(1 - h).",
             highlight=False,
         )
         top = res.top(count)
         if top:
             t = Table(title="Problems that contribute most")
-            for col in ("task", "h", "surviving/broken", "p", f"inflation at k={res.ks[-1]}"):
+            for col in ("task", "h (used: at most c/n)", "surviving/broken", "p", f"inflation at k={res.ks[-1]}"):
                 t.add_column(col, justify="right")
             for row in top:
                 t.add_row(
                     row["task_id"],
-                    f"{row['hole_rate']:.3f}",
+                    f"{row['hole_rate']:.3f}" + (f" ({row['h_used']:.3f})" if row["h_used"] < row["hole_rate"] else ""),
                     f"{row.get('surviving', 0)}/{row.get('broken', 0)}",
                     f"{row['p']:.3f}",
                     f"{row['inflation'][str(res.ks[-1])]:.4f}",
