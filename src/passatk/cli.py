@@ -632,6 +632,39 @@ def audit_cmd(
         _audit_report().print_audit(console, result)
 
 
+@app.command("serve")
+def serve_cmd(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8080,
+    workers: Annotated[int | None, typer.Option("--workers", help="Warm sandboxed workers (default: the CPUs).")] = None,
+    token: Annotated[
+        str | None, typer.Option("--token", envvar="PASSATK_SERVE_TOKEN", help="Bearer token requests must carry.")
+    ] = None,
+    max_queue: Annotated[int, typer.Option("--max-queue", help="Tasks waiting or running; past it, 503.")] = 1024,
+    insecure: Annotated[bool, typer.Option("--insecure", help="Allow a non-loopback --host without --token.")] = False,
+    max_body: Annotated[int, typer.Option("--max-body", help="Largest request body in bytes; past it, 413.")] = 16 << 20,
+    deadline: Annotated[float, typer.Option("--deadline", help="Wall seconds a request may take; past it, 504.")] = 300.0,
+    timeout: Annotated[float, typer.Option("--timeout", help="Default CPU seconds of one run.")] = 10.0,
+    memory_mb: Annotated[int, typer.Option("--memory-mb", help="Default and largest memory of one run, MiB.")] = 4096,
+) -> None:
+    """Serve the sandbox over HTTP: SandboxFusion's /run_code, passatk's /verify, /metrics (SIGTERM drains, then exits)."""
+    from passatk.execute.sandbox import SandboxError
+    from passatk.serve import ServeOptions, serve
+
+    if workers is not None and workers < 1:
+        fail(f"--workers must be at least 1; got {workers}.")
+    if max_queue < 1 or max_body < 1 or deadline <= 0:
+        fail("--max-queue, --max-body and --deadline must be positive.")
+    opts = ServeOptions(
+        host=host, port=port, workers=workers, token=token, insecure=insecure, max_queue=max_queue,
+        max_body=max_body, deadline=deadline, timeout=timeout, memory_mb=memory_mb,
+    )  # fmt: skip
+    try:
+        serve(opts, ready=lambda h, p: typer.echo(f"passatk serve: listening on http://{h}:{p}", err=True))
+    except (ValueError, SandboxError) as exc:
+        fail(str(exc))
+
+
 def main() -> None:
     """Entry point of the ``passatk`` script."""
     app()

@@ -13,6 +13,7 @@ Tasks are plain dicts (or :class:`Task`)::
     {"source": program, "stdio": [[stdin, expected_stdout], ...]}
     {"source": program, "call": {"fn_name": "f", "cases": [[args, expected], ...]}}
     {"source": program, "input_output": {"inputs": [...], "outputs": [...], "fn_name": "f"}}   # APPS / veRL
+    {"source": program, "run": {"stdin": "1 2"}}       # no tests: Verdict.output has stdout, stderr, return_code
 
 with optional ``timeout``, ``memory_mb``, ``rule`` (how outputs are compared)
 and ``language`` (``"python"``, the only one this executor runs so far).
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import base64
+import binascii
 import json
 import os
 import re
@@ -43,7 +46,7 @@ from passatk.execute.tasks import _as_text, job_key
 __all__ = ["Task", "Verifier", "shared_verifier", "task_job"]
 
 LANGUAGES = ("python",)
-_TASK_KEYS = ("tests", "stdio", "call", "input_output")
+_TASK_KEYS = ("tests", "stdio", "call", "input_output", "run")
 _OPTIONAL = ("entry_point", "setup", "language", "timeout", "memory_mb", "rule")
 
 
@@ -74,6 +77,11 @@ class Task:
     input_output : dict or str, optional
         APPS's and veRL's ``ground_truth``: ``inputs``, ``outputs`` and, for
         call-based problems, ``fn_name`` (JSON text is decoded).
+    run : dict, optional
+        ``{"stdin": str, "files": {path: base64}, "fetch_files": [path]}``: no
+        tests; the program runs as a script and the verdict's ``output``
+        carries its stdout, stderr, return code and the fetched files
+        (``passed`` means exit status 0).  Every run runs, identical or not.
     language : str, default "python"
     timeout : float, optional
         CPU seconds for this task instead of the Verifier's.
@@ -93,6 +101,7 @@ class Task:
     stdio: list | None = None
     call: dict | None = None
     input_output: dict | str | None = None
+    run: dict | None = None
     language: str = "python"
     timeout: float | None = None
     memory_mb: int | None = None
@@ -188,6 +197,43 @@ def _apps_call_case(args, expected):
     return [args, expected]
 
 
+def _run_job(task, where):
+    """``run``: the program as a script with ``stdin``; its output comes back, nothing is judged (``passatk serve``'s /run_code)."""
+    run = task["run"]
+    if not isinstance(run, Mapping) or set(run) - {"stdin", "files", "fetch_files"}:
+        raise ValueError(f"{where}['run'] must be a dict with optional 'stdin', 'files' and 'fetch_files'; got {run!r:.80}.")
+    stdin = run.get("stdin") or ""
+    if not isinstance(stdin, str):
+        raise TypeError(f"{where}['run']['stdin'] must be a string; got {type(stdin).__name__}.")
+    files = run.get("files") or {}
+    if not isinstance(files, Mapping):
+        raise TypeError(f"{where}['run']['files'] must be a dict of relative path -> base64 content.")
+    for name, content in files.items():
+        _run_path(name, f"{where}['run']['files']")
+        if content is not None:
+            try:
+                base64.b64decode(content, validate=True)
+            except (TypeError, ValueError, binascii.Error):
+                raise ValueError(f"{where}['run']['files'][{name!r}] must be base64 text.") from None
+    fetch = run.get("fetch_files") or []
+    if not isinstance(fetch, list):
+        raise TypeError(f"{where}['run']['fetch_files'] must be a list of relative paths.")
+    for name in fetch:
+        _run_path(name, f"{where}['run']['fetch_files']")
+    job = {"kind": "run", "source": task["source"], "stdin": stdin, "nonce": os.urandom(8).hex()}  # every run runs
+    if files:
+        job["files"] = dict(files)
+    if fetch:
+        job["fetch"] = list(fetch)
+    return job
+
+
+def _run_path(name, where):
+    parts = name.split("/") if isinstance(name, str) else None
+    if not parts or name.startswith("/") or ".." in parts or "\0" in name or not name.strip("/."):
+        raise ValueError(f"{where} must hold relative paths inside the run's directory; got {name!r}.")
+
+
 def task_job(task: Mapping | Task, *, timeout: float = 3.0, all_cases: bool = True, index: int = 0) -> dict:
     """The worker job (without its ``key``) that decides ``task``.
 
@@ -235,6 +281,8 @@ def task_job(task: Mapping | Task, *, timeout: float = 3.0, all_cases: bool = Tr
             "cases": cases,
             "rule": task.get("rule") or "livecodebench",
         }
+    elif task.get("run") is not None:
+        job = _run_job(task, where)
     else:
         try:
             io_ = _json(task["input_output"])

@@ -13,6 +13,8 @@ A job is a plain dict with a ``key`` and a ``kind``:
              process gets the program and one case's input; the worker compares.
 ``command``  ``source``, ``argv``, ``filename``: the program is written to a file and
              the verifier command's exit status decides.
+``run``      ``source``, ``stdin``, ``files``, ``fetch``: the program runs as a script and
+             its output comes back in the verdict, nothing judged (see :mod:`.rawrun`).
 
 Optional in any job: ``timeout``, the CPU seconds of one run (one case, for
 ``call``), instead of the worker's; and ``all_cases``: run every case rather
@@ -37,6 +39,7 @@ import socket
 from . import supervise
 from .channel import memfd
 from .outputs import stdio_matches
+from .rawrun import run_raw
 from .verdict import Verdict
 from .zygote import ZygoteGone
 
@@ -96,7 +99,7 @@ def _judged(job, cfg, zyg):
     return ("error", f"the judge ended without a verdict (exit status {code})"), cpu_used, wall_used, passed
 
 
-def _direct(cfg, zyg, timeout, mode, source, stdin, out_limit, **extra):
+def _direct(cfg, zyg, timeout, mode, source, stdin, out_limit, err_limit=_TAIL_BYTES, **extra):
     """One run whose output the worker reads itself: (outcome of the sample, stdout, stderr)."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -107,7 +110,7 @@ def _direct(cfg, zyg, timeout, mode, source, stdin, out_limit, **extra):
         os.close(out_w)
         os.close(err_w)
     try:
-        readers = [(out_r, out_limit, "head"), (err_r, _TAIL_BYTES, "tail")]
+        readers = [(out_r, out_limit, "head"), (err_r, err_limit, "tail")]
         waited = supervise.supervise(
             None, None, wall + _GRACE, readers, watch={zyg.sock.fileno(): lambda: zyg.on_readable(ends=True)}
         )
@@ -174,7 +177,7 @@ def _command(job, cfg, zyg):
     return verdict, ran["cpu"], ran["wall"], None
 
 
-RUNNERS = {"python": _judged, "call": _judged, "stdio": _stdio, "command": _command}
+RUNNERS = {"python": _judged, "call": _judged, "stdio": _stdio, "command": _command, "run": run_raw}
 
 
 def _cases(job):
@@ -188,14 +191,14 @@ def _cases(job):
 def run_job(job, cfg, zyg):
     """Run one job; always returns a :class:`Verdict` (``ZygoteGone`` propagates: the worker must end)."""
     try:
-        (status, detail), cpu, wall, passed = RUNNERS[job["kind"]](job, cfg, zyg)
+        (status, detail), cpu, wall, passed, *output = RUNNERS[job["kind"]](job, cfg, zyg)  # a run also gives its output
     except ZygoteGone:
         raise
     except Exception as exc:  # an infrastructure failure, e.g. fork() refused
-        status, detail, cpu, wall, passed = "sandbox_error", f"{type(exc).__name__}: {exc}", 0.0, 0.0, None
+        status, detail, cpu, wall, passed, output = "sandbox_error", f"{type(exc).__name__}: {exc}", 0.0, 0.0, None, []
     if status == "error" and "MemoryError" in detail:
         status = "oom"
     fraction = None
     if job.get("all_cases") and passed is not None:
         fraction = 1.0 if status == "passed" else min(passed, _cases(job)) / max(1, _cases(job))
-    return Verdict(job["key"], status, detail, round(cpu, 4), round(wall, 4), fraction)
+    return Verdict(job["key"], status, detail, round(cpu, 4), round(wall, 4), fraction, output[0] if output else None)

@@ -103,6 +103,10 @@ def _script(source):
         sys.stdout.flush()
     except BaseException:
         code = code or 1
+    try:
+        sys.stderr.flush()  # as an interpreter does at exit
+    except BaseException:
+        pass
     os._exit(code & 0xFF)
 
 

@@ -1,6 +1,6 @@
 """The verdict record: what a worker decided about one job."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["STATUSES", "Verdict"]
 
@@ -29,6 +29,9 @@ class Verdict:
         The share of the job's separate test cases that passed, for jobs run
         with ``all_cases`` (every case run, not only up to the first failure;
         see :mod:`.kinds`); None when only the verdict was asked for.
+    output : dict or None
+        What a ``run`` job's program printed (``stdout``, ``stderr``,
+        ``return_code``, ``files``; see :mod:`.rawrun`); None for judged jobs.
     """
 
     key: str
@@ -37,6 +40,7 @@ class Verdict:
     cpu: float = 0.0
     wall: float = 0.0
     pass_fraction: float | None = None
+    output: dict | None = field(default=None, repr=False, hash=False)
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -56,6 +60,8 @@ class Verdict:
         out = {"key": self.key, "status": self.status, "detail": self.detail, "cpu": self.cpu, "wall": self.wall}
         if self.pass_fraction is not None:
             out["pass_fraction"] = self.pass_fraction
+        if self.output is not None:
+            out["output"] = self.output
         return out
 
     @classmethod
@@ -69,4 +75,5 @@ class Verdict:
             float(data.get("cpu", 0.0)),
             float(data.get("wall", 0.0)),
             None if fraction is None else float(fraction),
+            data.get("output"),
         )

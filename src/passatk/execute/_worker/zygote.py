@@ -17,7 +17,7 @@ import os
 import select
 import shutil
 
-from . import hardening, sample, supervise
+from . import hardening, rawrun, sample, supervise
 from .channel import memfd, receive, send
 
 __all__ = ["Zygote", "serve"]
@@ -51,6 +51,9 @@ def _run(sock, spec, fds, cfg):
     source, stdin, stdout, stderr, *rest = fds
     channel = rest[0] if rest else -1
     cwd = cfg["cwd"]
+    files_fd = channel if spec.get("files") else None  # a ``run`` job's files, in and fetched out
+    if files_fd is not None:
+        rawrun.put_files(cwd, files_fd)
     pid = os.fork()
     if pid == 0:
         try:
@@ -60,7 +63,8 @@ def _run(sock, spec, fds, cfg):
         finally:
             os._exit(70)
     for fd in fds:
-        os.close(fd)
+        if fd != files_fd:
+            os.close(fd)
     gone = []
 
     def on_message():
@@ -77,6 +81,11 @@ def _run(sock, spec, fds, cfg):
         outcome = supervise.supervise(pid, spec["cpu"], spec["wall"], watch={sock.fileno(): on_message})
     finally:
         supervise.kill_all(cfg["kill_all"])
+        if files_fd is not None:  # every process of the run is dead: nothing can race the reads
+            try:
+                rawrun.fetch_files(cwd, spec.get("fetch") or (), files_fd)
+            finally:
+                os.close(files_fd)
         supervise.wipe(cwd, cfg["tmp"] if cfg["pidns"] else None, cfg["tmp_keep"])
     if gone:
         raise EOFError("the worker went away")
