@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from passatk import _json
+from passatk.execute import languages
 from passatk.execute._worker.verdict import Verdict
 from passatk.execute.journal import Journal
 from passatk.execute.pool import LocalPool
@@ -255,6 +256,8 @@ def evaluate(
         raise ValueError(
             f"{len(missing)} sample task(s) have no problem, e.g. {task!r} (sample {line}); check --problems/--dataset."
         )
+    if isinstance(problems, Mapping):  # other languages' toolchain paths and prepared caches, read-only
+        binds = (*binds, *(b for b in languages.problem_binds(problems) if b not in binds))
     plan = sandbox if isinstance(sandbox, Sandbox) else plan_sandbox(sandbox, binds, site_packages=site_packages)
 
     journal = Journal(str(out) + ".journal", fresh=fresh) if out is not None else None

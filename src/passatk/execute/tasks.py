@@ -19,6 +19,10 @@ APPS (``input_output`` with ``inputs``/``outputs``, optional ``fn_name``)
 LiveCodeBench (``public_test_cases``/``private_test_cases``)
     ``stdin`` cases, or ``functional`` ones calling ``Solution().<func_name>``,
     compared as LiveCodeBench's grader compares them.
+HumanEval-X (``task_id`` ``CPP/0``, ``Go/0``, ...) and MultiPL-E (``name``, ``language``, ``tests``)
+    programs in other languages, assembled, built and judged as their reference
+    harnesses do (see :mod:`passatk.execute.languages`); MultiPL-E's samples are
+    keyed by ``name``.
 
 The judge sees the sample's functions only through the call channel: what
 comes back is decoded into plain values built by the judge (see
@@ -40,12 +44,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from passatk.execute import languages
 from passatk.execute.sandbox import Limits
 from passatk.loaders import iter_jsonl, read_jsonl
 
 __all__ = ["Problem", "build_job", "job_key", "iter_samples", "load_problems", "read_samples", "DATASETS", "humaneval_path"]
 
-DATASETS = ("humaneval", "mbpp", "apps", "livecodebench")
+DATASETS = ("humaneval", "mbpp", "apps", "livecodebench", "humaneval-x", "multipl-e")
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,7 @@ def humaneval_path() -> Path:
 # --------------------------------------------------------------------------- #
 # reading files
 # --------------------------------------------------------------------------- #
-_ID_KEYS = ("task_id", "question_id", "problem_id")
+_ID_KEYS = ("task_id", "question_id", "problem_id", "name")
 _TEXT_KEYS = ("completion", "solution", "code")
 
 
@@ -164,6 +169,10 @@ def _shadowing(code) -> list[str]:
 
 def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem:
     tid = _task_id(path, lineno, rec)
+    if dataset in (None, "humaneval-x", "multipl-e"):
+        found = languages.detect_problem(path, lineno, rec)
+        if found is not None:
+            return found
     if dataset in (None, "livecodebench") and "public_test_cases" in rec:
         cases = _json_field(path, lineno, rec, "public_test_cases") + (
             _json_field(path, lineno, rec, "private_test_cases") if rec.get("private_test_cases") else []
@@ -196,6 +205,8 @@ def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem
         "mbpp": "field test_list",
         "apps": "field input_output",
         "livecodebench": "field public_test_cases",
+        "humaneval-x": "a HumanEval-X problem (task_id CPP/0, Go/0, Java/0, JavaScript/0 or Rust/0; prompt, declaration, test)",
+        "multipl-e": "a MultiPL-E prompt (name, language, prompt, tests)",
     }[dataset]
     raise ValueError(f"{path}:{lineno}: task {tid!r} is not {expected}; its fields are {sorted(rec)}.")
 
@@ -241,6 +252,8 @@ def build_job(
         argv = [a.replace("{task_id}", task_id) for a in verifier]
         return {"kind": "command", "source": completion, "argv": argv, "filename": filename}
     spec = problem.spec
+    if problem.kind == "program":  # another language: its recipe (passatk.execute.languages)
+        return languages.program_job(spec, completion)
     if problem.kind == "python":
         # the sample's process: the program as the benchmark assembles it, tests left out;
         # the judge: the trusted prompt or set-up, then the tests

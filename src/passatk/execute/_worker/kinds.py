@@ -15,6 +15,8 @@ A job is a plain dict with a ``key`` and a ``kind``:
              the verifier command's exit status decides.
 ``run``      ``source``, ``stdin``, ``files``, ``fetch``: the program runs as a script and
              its output comes back in the verdict, nothing judged (see :mod:`.rawrun`).
+``program``  a program in another language, built and run by a recipe's steps and
+             judged by the worker under the benchmark harness's rule (see :mod:`.compiled`).
 
 Optional in any job: ``timeout``, the CPU seconds of one run (one case, for
 ``call``), instead of the worker's; and ``all_cases``: run every case rather
@@ -38,6 +40,7 @@ import socket
 
 from . import supervise
 from .channel import memfd
+from .compiled import run_program
 from .outputs import stdio_matches
 from .rawrun import run_raw
 from .verdict import Verdict
@@ -177,7 +180,7 @@ def _command(job, cfg, zyg):
     return verdict, ran["cpu"], ran["wall"], None
 
 
-RUNNERS = {"python": _judged, "call": _judged, "stdio": _stdio, "command": _command, "run": run_raw}
+RUNNERS = {"python": _judged, "call": _judged, "stdio": _stdio, "command": _command, "program": run_program, "run": run_raw}
 
 
 def _cases(job):

@@ -18,6 +18,8 @@ Modes:
             exit as a real interpreter would.
 ``exec``    write the program to ``filename`` in the run's directory and exec
             the verifier command, ``{file}`` replaced by its path.
+``steps``   write the program and run a language's recipe (build, then run) step
+            by step, each under its own limits (see :mod:`.steps`).
 """
 
 import builtins
@@ -25,7 +27,7 @@ import json
 import os
 import sys
 
-from . import encoding
+from . import encoding, steps
 from .channel import Frames, read_fd
 
 __all__ = ["run"]
@@ -126,6 +128,8 @@ def run(mode, source_fd, channel_fd, spec):
             _serve(source, channel_fd)
         elif mode == "script":
             _script(source)
+        elif mode == "steps":
+            steps.run(source, channel_fd, spec)
         else:
             _exec(source, spec["argv"], spec["filename"])
     finally:

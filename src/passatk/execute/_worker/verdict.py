@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 __all__ = ["STATUSES", "Verdict"]
 
-STATUSES = ("passed", "failed", "timeout", "error", "oom", "sandbox_error")
+STATUSES = ("passed", "failed", "timeout", "error", "oom", "compile_error", "sandbox_error")
 
 
 @dataclass(frozen=True)
@@ -15,10 +15,12 @@ class Verdict:
     ----------
     key : str
         The job's key (see :func:`passatk.execute.tasks.job_key`).
-    status : {"passed", "failed", "timeout", "error", "oom", "sandbox_error"}
-        ``passed`` only when the judge (or, for stdio and command jobs, the
-        worker) decided so; ``sandbox_error`` when the sandbox, not the
-        program, failed (retried on the next run).
+    status : {"passed", "failed", "timeout", "error", "oom", "compile_error", "sandbox_error"}
+        ``passed`` only when the judge (or, for stdio, command and program jobs,
+        the worker) decided so; ``compile_error`` when a compiled language's
+        build step failed (the compiler's first error is the detail);
+        ``sandbox_error`` when the sandbox, not the program, failed (retried
+        on the next run).
     detail : str
         The first failing case or the error, in a few words ("" when passed).
     cpu : float

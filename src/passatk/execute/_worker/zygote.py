@@ -58,7 +58,8 @@ def _run(sock, spec, fds, cfg):
     if pid == 0:
         try:
             os.chdir(cwd)
-            hardening.enter_child(cfg, spec["cpu"], stdin, stdout, stderr, keep=(source, channel) if rest else (source,))
+            limits = {**cfg, "memory_bytes": spec["memory_bytes"]} if "memory_bytes" in spec else cfg  # a recipe's own
+            hardening.enter_child(limits, spec["cpu"], stdin, stdout, stderr, keep=(source, channel) if rest else (source,))
             sample.run(spec["mode"], source, channel, spec)
         finally:
             os._exit(70)

@@ -1,0 +1,742 @@
+"""Languages beyond Python: toolchains, recipes, and the HumanEval-X and MultiPL-E problem formats.
+
+A *recipe* says how a program in a language is assembled, built and run, and
+how its run is read, the way the benchmark's reference harness does it
+(CodeGeeX's ``evaluate_humaneval_x.py``/``execution.py`` for HumanEval-X,
+MultiPL-E's ``eval_<lang>.py``; see ``../shared/data/*/README.md``).  It
+becomes a worker job of kind ``program`` (:mod:`passatk.execute._worker.compiled`):
+the program, its build steps with their own CPU and memory limits, the run
+step, and the harness's rule.  Build and run both happen in the sample's
+sandbox: the toolchain bound read-only (``/usr``, plus the few paths in
+:attr:`Language.binds`), the build directory in the sandbox's tmpfs, no
+network.  What must be prepared once (Rust's crates from Debian's registry,
+Go's vendored test module and a warm build cache) is built here, from trusted
+sources only, into a cache directory bound read-only into the sandbox.
+
+Language names are SandboxFusion's where it has one (``cpp``, ``java``,
+``nodejs``, ``typescript``, ``go``, ``go_test``, ``rust``, ``php``, ``ruby``,
+``lua``, ``perl``, ``R``, ``bash``, ``csharp``, ``racket``, ``D_ut``), else the
+language's own (``haskell``, ``ocaml``, ``elixir``); MultiPL-E's keys
+(``js``, ``ts``, ``rs``, ``go_test.go``, ``rb``, ``pl``, ``r``, ``sh``, ``cs``,
+``rkt``, ``hs``, ``ml``, ``d``, ``ex``) and common names are aliases
+(:func:`resolve`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from passatk.execute.sandbox import SandboxError
+
+__all__ = [
+    "FORMATS",
+    "LANGUAGES",
+    "Language",
+    "ToolchainMissing",
+    "cache_dir",
+    "code_job",
+    "detect_problem",
+    "program_job",
+    "require",
+    "resolve",
+    "sandbox_binds",
+]
+
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"  # what the steps see (and where toolchains are looked for)
+FORMATS = ("humaneval-x", "multipl-e", "code")
+
+
+class ToolchainMissing(SandboxError):
+    """A language's compiler or interpreter is not installed here; the message names the package."""
+
+
+@dataclass(frozen=True)
+class Language:
+    """One language: what it needs installed and where its toolchain lives.
+
+    Attributes
+    ----------
+    name : str
+        SandboxFusion's name where it has one (``cpp``, ``nodejs``, ...).
+    title : str
+        For people ("C++").
+    needs : tuple of (binary, package)
+        Binaries looked up on the sandbox's ``PATH`` and the Debian (or npm) package
+        that provides each.
+    aliases : tuple of str
+        Other names accepted by :func:`resolve` (MultiPL-E's keys among them).
+    binds : tuple of str
+        Host paths outside ``/usr`` the toolchain reads (bound read-only where they exist).
+    files : tuple of (path, package)
+        Files that must exist (a library, a jar), with their package.
+    """
+
+    name: str
+    title: str
+    needs: tuple[tuple[str, str], ...]
+    aliases: tuple[str, ...] = ()
+    binds: tuple[str, ...] = ()
+    files: tuple[tuple[str, str], ...] = field(default=())
+
+
+_L = Language
+LANGUAGES: dict[str, Language] = {
+    lang.name: lang
+    for lang in (
+        _L("cpp", "C++", (("g++", "g++"),), ("c++", "cxx")),
+        _L(
+            "java",
+            "Java",
+            (("javac", "openjdk-17-jdk-headless"), ("java", "openjdk-17-jdk-headless")),
+            ("jav",),
+            ("/etc/java-17-openjdk", "/etc/ssl/certs/java"),
+            (("/usr/share/java/javatuples.jar", "libjavatuples-java"),),
+        ),
+        _L("nodejs", "JavaScript", (("node", "nodejs"),), ("js", "javascript", "node")),
+        _L("typescript", "TypeScript", (("tsc", "node-typescript (or npm install -g typescript)"), ("node", "nodejs")), ("ts",)),
+        _L("go", "Go", (("go", "golang-go"),), ("golang", "go_test", "go_test.go")),
+        _L("rust", "Rust", (("rustc", "rustc"),), ("rs",)),
+        _L("php", "PHP", (("php", "php-cli"),), (), ("/etc/php",)),
+        _L("ruby", "Ruby", (("ruby", "ruby"),), ("rb",)),
+        _L("lua", "Lua", (("lua5.3", "lua5.3"),), (), (), (("/usr/share/lua/5.3/luaunit.lua", "lua-unit"),)),
+        _L("perl", "Perl", (("perl", "perl"),), ("pl",), (), (("/usr/share/perl5/Test/Deep.pm", "libtest-deep-perl"),)),
+        _L("R", "R", (("Rscript", "r-base-core"),), ("r",), ("/etc/R",)),
+        _L("bash", "Bash", (("bash", "bash"),), ("sh", "shell")),
+        _L("csharp", "C#", (("mcs", "mono-mcs"), ("mono", "mono-runtime")), ("cs", "c#"), ("/etc/mono",)),
+        _L("racket", "Racket", (("racket", "racket"),), ("rkt",), ("/etc/racket",)),
+        _L("haskell", "Haskell", (("runghc", "ghc"),), ("hs",), ("/var/lib/ghc",)),
+        _L("ocaml", "OCaml", (("ocaml", "ocaml-nox"),), ("ml",)),
+        _L("D_ut", "D", (("ldc2", "ldc"),), ("d",)),
+        _L("elixir", "Elixir", (("elixir", "elixir"),), ("ex", "exs")),
+    )
+}
+_ALIASES = {alias.lower(): lang.name for lang in LANGUAGES.values() for alias in (lang.name, *lang.aliases)}
+
+
+def resolve(name: str) -> Language:
+    """The language called ``name`` (SandboxFusion's name, MultiPL-E's key or a common name; any case).
+
+    >>> resolve("js").name, resolve("go_test.go").name, resolve("C++").title
+    ('nodejs', 'go', 'C++')
+
+    Raises
+    ------
+    ValueError
+        For a language passatk has no recipe for (the message lists them).
+    """
+    key = str(name).lower()
+    if key in ("python", "py", "python3"):
+        raise ValueError("`language` python runs as a Python task (the judge process), not through a language recipe.")
+    if key not in _ALIASES:
+        raise ValueError(f"`language` must be one of python, {', '.join(LANGUAGES)} (or an alias); got {name!r}.")
+    return LANGUAGES[_ALIASES[key]]
+
+
+def require(language: str | Language) -> Language:
+    """The language, after checking that its toolchain is installed; else :class:`ToolchainMissing` naming the package."""
+    lang = language if isinstance(language, Language) else resolve(language)
+    missing = [pkg for binary, pkg in lang.needs if shutil.which(binary, path=SANDBOX_PATH) is None]
+    missing += [pkg for path, pkg in lang.files if not os.path.exists(path)]
+    if missing:
+        names = ", ".join(dict.fromkeys(missing))
+        raise ToolchainMissing(
+            f"{lang.title} ({lang.name}) needs {names}, not installed here (looked in {SANDBOX_PATH}); "
+            f"on Debian 12: apt-get install {' '.join(p.split(' ')[0] for p in dict.fromkeys(missing))}."
+        )
+    return lang
+
+
+# --------------------------------------------------------------------------- #
+# the cache of prepared dependencies (trusted sources only, built once)
+# --------------------------------------------------------------------------- #
+def cache_dir() -> Path:
+    """Where prepared dependencies live: ``$PASSATK_CACHE``, else ``$XDG_CACHE_HOME/passatk``, else ``~/.cache/passatk``."""
+    base = os.environ.get("PASSATK_CACHE")
+    if base:
+        return Path(base)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "passatk"
+
+
+def _clean_env(home: str, **extra: str) -> dict[str, str]:
+    return {"PATH": SANDBOX_PATH, "HOME": home, "LANG": "C.UTF-8", **extra}
+
+
+def _build_once(name: str, build) -> Path:
+    """``cache_dir()/name``, made by ``build(tmp_dir)`` the first time (atomically: concurrent runs agree)."""
+    final = cache_dir() / name
+    if final.is_dir():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=final.parent))
+    try:
+        print(f"passatk: preparing {name} in {final} (once)", file=sys.stderr)
+        build(tmp)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not final.is_dir():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def _run(argv, cwd, env, what):
+    proc = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=1800)
+    if proc.returncode != 0:
+        raise SandboxError(f"preparing {what} failed: {' '.join(argv)}: {(proc.stderr or proc.stdout).strip()[-400:]}")
+    return proc
+
+
+def _tool_version(argv) -> str:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, env=_clean_env("/tmp"), timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return "none"
+    return hashlib.sha256((out.stdout + out.stderr).encode()).hexdigest()[:12]
+
+
+_RUST_CRATES = {"rand": "0.8", "regex": "1", "md5": "0.7"}  # HumanEval-X's (rand "0.4" upstream; Debian ships 0.8)
+
+
+def rust_crates() -> tuple[Path, dict[str, str]]:
+    """HumanEval-X's crates (rand, regex, md5) built once by Cargo, offline, from Debian's registry.
+
+    Returns the directory of their rlibs and ``{crate: rlib path}`` for ``--extern``.
+    """
+    require("rust")
+    if shutil.which("cargo", path=SANDBOX_PATH) is None:
+        raise ToolchainMissing("HumanEval-X's Rust tests need cargo, not installed here; on Debian 12: apt-get install cargo.")
+    registry = Path("/usr/share/cargo/registry")
+    missing = [c for c in _RUST_CRATES if not any(registry.glob(f"{c}-[0-9]*"))]
+    if missing:
+        raise ToolchainMissing(
+            f"HumanEval-X's Rust tests need the crates {', '.join(missing)} from Debian's registry; "
+            f"on Debian 12: apt-get install {' '.join(f'librust-{c}-dev' for c in missing)}."
+        )
+
+    def build(tmp: Path) -> None:
+        (tmp / "src").mkdir()
+        (tmp / "src" / "lib.rs").write_text("")
+        deps = "".join(f'{c} = "{v}"\n' for c, v in _RUST_CRATES.items())
+        (tmp / "Cargo.toml").write_text(
+            f'[package]\nname = "passatk_deps"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n{deps}'
+        )
+        (tmp / ".cargo").mkdir()
+        (tmp / ".cargo" / "config.toml").write_text(
+            f'[source.crates-io]\nreplace-with = "debian"\n\n[source.debian]\ndirectory = "{registry}"\n\n[net]\noffline = true\n'
+        )
+        env = _clean_env(str(tmp), CARGO_HOME=str(tmp / ".cargo"), RUSTC="/usr/bin/rustc")
+        _run(["cargo", "build", "--offline"], tmp, env, "the Rust crates")
+        shutil.rmtree(tmp / "target" / "debug" / "build", ignore_errors=True)
+        shutil.rmtree(tmp / "target" / "debug" / "incremental", ignore_errors=True)
+
+    root = _build_once(f"rust-crates-{_tool_version(['rustc', '--version'])}", build)
+    deps = root / "target" / "debug" / "deps"
+    externs = {}
+    for crate in _RUST_CRATES:
+        found = sorted(deps.glob(f"lib{crate}-*.rlib"))
+        if not found:
+            raise SandboxError(f"the prepared Rust crates in {root} lack {crate}; remove that directory and run again.")
+        externs[crate] = str(found[0])
+    return deps, externs
+
+
+_GO_WARM = """package main
+
+import (
+    "testing"
+    "bytes"
+    "crypto/md5"
+    "fmt"
+    "math"
+    "math/rand"
+    "reflect"
+    "regexp"
+    "sort"
+    "strconv"
+    "strings"
+    "time"
+    "unicode"
+%s)
+
+var _ = []interface{}{bytes.Compare, md5.Sum, fmt.Sprint, math.Abs, rand.Int, reflect.DeepEqual, regexp.MustCompile,
+    sort.Ints, strconv.Itoa, strings.Split, time.Now, unicode.IsUpper%s}
+
+func TestWarm(t *testing.T) {}
+"""
+
+
+def _go_env(home: str, cache: str, **extra: str) -> dict[str, str]:
+    return _clean_env(
+        home, GOCACHE=cache, GOPATH=f"{home}/gopath", GOPROXY="off", GOTOOLCHAIN="local", GOTELEMETRY="off", **extra
+    )
+
+
+def go_cache() -> Path:
+    """A warm Go build cache (the standard library and ``testing``, built with ``-trimpath``), made once.
+
+    Every Go build here uses ``-trimpath``, so that what is cached does not
+    depend on the build's directory (each worker's is its own); Debian's
+    precompiled standard library is not built that way, so the first
+    preparation compiles it (a few minutes, once per machine and Go version).
+    """
+    require("go")
+
+    def build(tmp: Path) -> None:
+        work = tmp / "warm"
+        work.mkdir()
+        (work / "warm_test.go").write_text(_GO_WARM % ("", ""))
+        env = _go_env(str(tmp), str(tmp / "gocache"), GO111MODULE="off", GOFLAGS="-trimpath")
+        _run(["go", "test", "-c", "-o", "warm.test", "warm_test.go"], work, env, "the Go build cache")
+        shutil.rmtree(work)
+        shutil.rmtree(tmp / "gopath", ignore_errors=True)
+
+    return _build_once(f"go-{_tool_version(['go', 'version'])}", build) / "gocache"
+
+
+def go_module(module: Path) -> Path:
+    """HumanEval-X's Go test module (``go.mod``, ``go.sum``, the vendored packages) copied once, its packages cached.
+
+    ``module`` is a directory with ``go.mod``, ``go.sum`` and ``vendor/`` (or
+    ``go-vendor.tar.gz``/``vendor.tar.gz``), as CodeGeeX ships it; the runs
+    link to the copy's ``go.mod`` and ``go.sum`` and copy its ``vendor/``
+    (Go does not follow a linked vendor directory).  Its packages are
+    compiled into :func:`go_cache`'s cache.
+    """
+    cache = go_cache()
+    digest = hashlib.sha256()
+    for name in ("go.mod", "go.sum", "go-vendor.tar.gz", "vendor.tar.gz"):
+        if (module / name).exists():
+            digest.update(name.encode() + (module / name).read_bytes())
+
+    def build(tmp: Path) -> None:
+        for name in ("go.mod", "go.sum"):
+            shutil.copy(module / name, tmp / name)
+        if (module / "vendor").is_dir():
+            shutil.copytree(module / "vendor", tmp / "vendor")
+        else:
+            archive = next(p for p in (module / "go-vendor.tar.gz", module / "vendor.tar.gz") if p.exists())
+            with tarfile.open(archive) as tar:
+                kw = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+                tar.extractall(tmp, **kw)
+        warm = tmp / "warm_test.go"
+        warm.write_text(_GO_WARM % ('    "github.com/stretchr/testify/assert"\n', ", assert.Equal"))
+        env = _go_env(str(tmp), str(cache), GOFLAGS="-mod=vendor -trimpath")
+        _run(["go", "test", "-c", "-o", "warm.test", "warm_test.go"], tmp, env, "HumanEval-X's Go module")
+        for path in (warm, tmp / "warm.test"):
+            path.unlink()
+        shutil.rmtree(tmp / "gopath", ignore_errors=True)
+
+    return _build_once(f"go-module-{digest.hexdigest()[:12]}-{cache.parent.name}", build)
+
+
+def _go_module_dir(problems_path: Path) -> Path | None:
+    """HumanEval-X's Go module beside the problems file (``go.mod``, ``go.sum`` and the vendored packages)."""
+    here = problems_path.parent
+    if (here / "go.mod").exists() and any((here / n).exists() for n in ("vendor", "go-vendor.tar.gz", "vendor.tar.gz")):
+        return here
+    return None
+
+
+# --------------------------------------------------------------------------- #
+# problem formats
+# --------------------------------------------------------------------------- #
+_HX_PREFIX = {"CPP": "cpp", "Go": "go", "Java": "java", "JavaScript": "nodejs", "Rust": "rust"}
+_CPP_INCLUDES = (
+    "#include<stdlib.h>",
+    "#include<algorithm>",
+    "#include<math.h>",
+    "#include<stdio.h>",
+    "#include<vector>",
+    "#include<string>",
+    "#include<climits>",
+    "#include<cstring>",
+    "#include<iostream>",
+)
+_GO_HELPERS = ("math", "strings", "fmt", "strconv", "time", "bytes", "regexp", "sort", "math/rand", "crypto/md5")
+_MULTIPLE_KEYS = {
+    "cpp": "cpp",
+    "java": "java",
+    "js": "nodejs",
+    "ts": "typescript",
+    "go_test.go": "go",
+    "rs": "rust",
+    "php": "php",
+    "rb": "ruby",
+    "lua": "lua",
+    "pl": "perl",
+    "r": "R",
+    "sh": "bash",
+    "cs": "csharp",
+    "rkt": "racket",
+    "hs": "haskell",
+    "ml": "ocaml",
+    "d": "D_ut",
+    "elixir": "elixir",
+    "ex": "elixir",
+    "exs": "elixir",
+}
+
+
+def detect_problem(path: Path, lineno: int, rec: Mapping):
+    """A HumanEval-X or MultiPL-E record as a :class:`~passatk.execute.tasks.Problem` of kind ``program``, else None.
+
+    HumanEval-X: ``task_id`` ``<Language>/<n>`` with ``prompt``, ``declaration``
+    and ``test``.  MultiPL-E: ``name``, ``language`` (its key), ``prompt`` and
+    ``tests``.  The problem's ``spec`` keeps what assembling a program needs.
+    """
+    from passatk.execute.tasks import Problem
+
+    tid = rec.get("task_id")
+    if isinstance(tid, str) and "/" in tid and {"prompt", "declaration", "test"} <= set(rec):
+        prefix = tid.split("/", 1)[0]
+        if prefix in _HX_PREFIX:
+            lang = _HX_PREFIX[prefix]
+            spec = {"format": "humaneval-x", "language": lang, "task_id": tid}
+            for key in ("prompt", "declaration", "test", "import", "test_setup"):
+                if rec.get(key) is not None:
+                    spec[key] = rec[key]
+            if lang == "go":
+                module = _go_module_dir(Path(path))
+                if module is None:
+                    raise ValueError(
+                        f"{path}:{lineno}: HumanEval-X's Go tests need its Go module (go.mod, go.sum and go-vendor.tar.gz "
+                        "or vendor/) in the problems file's folder, as CodeGeeX ships it in humaneval-x/go/evaluation/."
+                    )
+                spec["module"] = str(module)
+            return Problem(tid, "program", spec)
+    if isinstance(rec.get("name"), str) and {"language", "prompt", "tests"} <= set(rec) and "task_id" not in rec:
+        key = str(rec["language"]).lower()
+        if key not in _MULTIPLE_KEYS:
+            raise ValueError(
+                f"{path}:{lineno}: MultiPL-E language {rec['language']!r} has no recipe here; known: {', '.join(_MULTIPLE_KEYS)}."
+            )
+        spec = {
+            "format": "multipl-e",
+            "language": _MULTIPLE_KEYS[key],
+            "task_id": rec["name"],
+            "prompt": rec["prompt"],
+            "tests": rec["tests"],
+            "stop_tokens": list(rec.get("stop_tokens") or []),
+        }
+        return Problem(rec["name"], "program", spec)
+    return None
+
+
+def truncate(completion: str, stop_tokens: Iterable[str]) -> str:
+    """The completion cut at the first stop token, as MultiPL-E cuts it.
+
+    >>> truncate("    return 1;\\n}\\nint main() {}", ["\\n}"])
+    '    return 1;'
+    """
+    cut = len(completion)
+    for token in stop_tokens:
+        at = completion.find(token)
+        if at != -1:
+            cut = min(cut, at)
+    return completion[:cut]
+
+
+def _humaneval_x_program(lang: str, spec: Mapping, completion: str) -> str:
+    """The program text as CodeGeeX's ``process_humaneval_test`` assembles it."""
+    prompt, test = spec["prompt"], spec["test"]
+    if lang == "cpp":
+        setup = "".join(s + "\n" for s in _CPP_INCLUDES if s not in prompt)
+        return setup + "\n" + prompt + completion + "\n" + test
+    if lang in ("java", "nodejs"):
+        return prompt + completion + "\n" + test
+    if lang == "go":
+        setup = spec.get("test_setup", "")
+        prompt = prompt.replace(spec.get("import", ""), "")
+        other = [f'"{pkg}"' for pkg in _GO_HELPERS if pkg not in setup and pkg.split("/")[-1] + "." in completion]
+        imports = ("import (\n" + "    ".join(p + "\n" for p in other) + ")\n") if other else ""
+        return setup + "\n" + imports + prompt + completion + "\n" + test
+    if lang == "rust":
+        return "\nfn main(){ \n } \n" + spec["declaration"] + prompt + completion + test
+    raise ValueError(f"HumanEval-X has no language {lang!r}.")
+
+
+# --------------------------------------------------------------------------- #
+# recipes: steps and rules
+# --------------------------------------------------------------------------- #
+_BUILD_CPU = 60.0  # CPU seconds of a build step (MultiPL-E: 15 s of wall time)
+_BUILD_MB = 4096  # address space of a build step, MiB
+_JVM_FLAGS = (
+    "-XX:+UseSerialGC",
+    "-XX:CompressedClassSpaceSize=64m",
+    "-XX:ReservedCodeCacheSize=64m",
+    "-XX:MaxMetaspaceSize=256m",
+    "-Xshare:auto",
+)
+_JAVAC = ("javac", "-J-Xmx1g", "-J-XX:TieredStopAtLevel=1", *(f"-J{f}" for f in _JVM_FLAGS))
+_JAVA = ("java", "-Xmx{heap_mb}m", *_JVM_FLAGS)
+_JAVATUPLES = "/usr/share/java/javatuples.jar"
+_NODE_PATH = "/usr/lib/node_modules:/usr/local/lib/node_modules:/usr/share/nodejs"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    """A step's whole environment: ``{dir}`` (the run's directory) is its home, ``{dir}/.tmp`` its temporary directory."""
+    return {"PATH": SANDBOX_PATH, "HOME": "{dir}", "TMPDIR": "{dir}/.tmp", "LANG": "C.UTF-8", **extra}
+
+
+def _build(*argv: str, **env: str) -> dict:
+    return {"argv": list(argv), "env": _env(**env), "phase": "build", "cpu": _BUILD_CPU, "memory_mb": _BUILD_MB}
+
+
+def _runs(*argv: str, startup: float = 0.0, **env: str) -> dict:
+    return {"argv": list(argv), "env": _env(**env), "phase": "run", "startup": startup}
+
+
+_ASSERT_C = ("Assertion", "assert")
+_ASSERT_JS = ("AssertionError", "ERR_ASSERTION", "Assertion failed")
+_ASSERT_RS = ("panicked at", "assertion")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one program is built, run and read: the parts of a ``program`` job."""
+
+    file: str
+    steps: tuple[dict, ...]
+    rule: dict
+    links: dict = field(default_factory=dict)
+    dirs: tuple[str, ...] = ()
+    copies: dict = field(default_factory=dict)  # {name: directory copied into the run's directory}
+    binds: tuple[str, ...] = ()  # prepared caches this recipe reads
+
+
+def _go_steps(module: bool) -> list[dict]:
+    env = {"GOCACHE": str(go_cache()), "GOPATH": "{dir}/gopath", "GOPROXY": "off", "GOTOOLCHAIN": "local"}
+    env.update({"GOFLAGS": "-mod=vendor -trimpath"} if module else {"GO111MODULE": "off", "GOFLAGS": "-trimpath"})
+    return [
+        _build("go", "test", "-c", "-o", "main.test", "{file}", **env),
+        # as `go test` runs it: os.Exit(0) inside a test is a failure, not a pass
+        _runs("./main.test", "-test.paniconexit0", "-test.timeout=10m0s", startup=0.2, GOMEMLIMIT="{heap_mb}MiB"),
+    ]
+
+
+def humaneval_x_recipe(lang: str, spec: Mapping) -> Recipe:
+    """HumanEval-X's build, run and rule for ``lang`` (CodeGeeX's ``execution.py``)."""
+    if lang == "cpp":
+        libs = ["-lcrypto", "-lssl"] if "162" in spec.get("task_id", "") else []
+        return Recipe(
+            "test.cpp",
+            (_build("g++", "-std=c++11", "test.cpp", *libs), _runs("./a.out")),
+            {"exit": 0, "failed": _ASSERT_C},
+        )
+    if lang == "java":
+        return Recipe(
+            "Main.java",
+            (_build(*_JAVAC, "Main.java"), _runs(*_JAVA, "-cp", ".", "Main", startup=1.0)),
+            {"exit": 0, "failed": ("AssertionError",)},
+        )
+    if lang == "nodejs":
+        # nothing at all may be written: console.assert only prints "Assertion failed" and exits 0
+        return Recipe(
+            "test.js",
+            (_runs("node", "--max-old-space-size={heap_mb}", "test.js", startup=0.5, NODE_PATH=_NODE_PATH),),
+            {"exit": 0, "silent": True, "forbid": ("Assertion failed",), "failed": _ASSERT_JS},
+        )
+    if lang == "go":
+        module = go_module(Path(spec["module"]))
+        return Recipe(
+            "main_test.go",
+            tuple(_go_steps(module=True)),
+            {"exit": 0, "require": ("PASS",), "failed": ("--- FAIL",)},
+            links={name: str(module / name) for name in ("go.mod", "go.sum")},
+            copies={"vendor": str(module / "vendor")},
+            binds=(str(module), str(go_cache().parent)),
+        )
+    if lang == "rust":
+        deps, externs = rust_crates()
+        ext = [a for crate, rlib in externs.items() for a in ("--extern", f"{crate}={rlib}")]
+        build = _build("rustc", "--edition", "2021", "--test", "main.rs", "-o", "main", "-L", f"dependency={deps}", *ext)
+        return Recipe(
+            "main.rs",
+            (build, _runs("./main")),
+            {"exit": 0, "require": ("test result: ok.",), "failed": _ASSERT_RS},
+            binds=(str(deps.parent.parent.parent),),
+        )
+    raise ValueError(f"HumanEval-X has no language {lang!r}.")
+
+
+def multiple_recipe(lang: str) -> Recipe:
+    """MultiPL-E's build, run and rule for ``lang`` (its ``eval_<lang>.py``)."""
+    if lang == "cpp":
+        return Recipe("test.cpp", (_build("g++", "test.cpp", "-o", "test", "-std=c++17"), _runs("./test")), {"failed": _ASSERT_C})
+    if lang == "java":
+        build = _build(*_JAVAC, "-encoding", "UTF8", "-d", ".", "-cp", _JAVATUPLES, "Problem.java")
+        run = _runs(*_JAVA, "-ea", "-cp", f".:{_JAVATUPLES}", "Problem", startup=1.0)
+        return Recipe("Problem.java", (build, run), {"failed": ("AssertionError",)})
+    if lang == "nodejs":
+        return Recipe(
+            "test.js", (_runs("node", "--max-old-space-size={heap_mb}", "test.js", startup=0.5),), {"failed": _ASSERT_JS}
+        )
+    if lang == "typescript":
+        build = _build("tsc", "--target", "esnext", "test.ts")
+        return Recipe(
+            "test.ts", (build, _runs("node", "--max-old-space-size={heap_mb}", "test.js", startup=0.5)), {"failed": _ASSERT_JS}
+        )
+    if lang == "go":
+        return Recipe(
+            "test_test.go",
+            tuple(_go_steps(module=False)),
+            {"require": ("PASS",), "forbid": ("FAIL",), "failed": ("--- FAIL",)},
+            binds=(str(go_cache().parent),),
+        )
+    if lang == "rust":
+        return Recipe("test.rs", (_build("rustc", "test.rs", "-o", "test"), _runs("./test")), {"failed": _ASSERT_RS})
+    if lang == "php":
+        return Recipe("test.php", (_runs("php", "test.php", startup=0.3),), {"forbid": ("PHP Parse error",)})
+    if lang == "ruby":
+        return Recipe("test.rb", (_runs("ruby", "test.rb", startup=0.5),), {"failed": ("Failure:", "failures")})
+    if lang == "lua":
+        return Recipe("test.lua", (_runs("lua5.3", "test.lua", startup=0.2),), {"failed": ("FAIL", "expected:")})
+    if lang == "perl":
+        return Recipe("test.pl", (_runs("perl", "test.pl", startup=0.3),), {"forbid": ("ERROR",)})
+    if lang == "R":
+        return Recipe("test.r", (_runs("Rscript", "test.r", startup=1.0),), {"failed": ("Error",)})
+    if lang == "bash":
+        return Recipe("test.sh", (_runs("bash", "test.sh"),), {})
+    if lang == "csharp":
+        build = _build("mcs", "/d:DEBUG", "-r:System.Numerics.dll", "test.cs", "/out:test.exe")
+        run = _runs("mono", "test.exe", startup=0.5, MONO_TRACE_LISTENER="Console.Error")
+        rule = {"forbid": ("System.Diagnostics.DefaultTraceListener.Fail", "Unhandled Exception"), "failed": ("Fail",)}
+        return Recipe("test.cs", (build, run), rule)
+    if lang == "racket":
+        return Recipe("test.rkt", (_runs("racket", "test.rkt", startup=3.0),), {"quiet": True, "failed": ("FAILURE",)})
+    if lang == "haskell":
+        return Recipe("test.hs", (_runs("runghc", "test.hs", startup=10.0),), {"failed": ("Assertion failed", "assert")})
+    if lang == "ocaml":
+        return Recipe("test.ml", (_runs("ocaml", "test.ml", startup=1.0),), {"failed": ("Assert_failure",)})
+    if lang == "D_ut":
+        build = _build("ldc2", "-unittest", "--main", "test.d", "-of=test")
+        return Recipe("test.d", (build, _runs("./test")), {"failed": ("AssertError", "unittest failure")})
+    if lang == "elixir":
+        return Recipe("test.exs", (_runs("elixir", "test.exs", startup=3.0),), {"failed": ("Assertion with",)})
+    raise ValueError(f"MultiPL-E has no language {lang!r} here.")
+
+
+_CODE_FILES = {
+    "cpp": "main.cpp",
+    "java": "Main.java",
+    "nodejs": "main.js",
+    "typescript": "main.ts",
+    "go": "main.go",
+    "rust": "main.rs",
+    "D_ut": "main.d",
+    "csharp": "main.cs",
+}
+
+
+def code_recipe(lang: str) -> Recipe:
+    """A whole program run as it is (SandboxFusion's ``run_code``): built if the language is compiled, then run; exit 0 passes."""
+    if lang == "cpp":
+        return Recipe("main.cpp", (_build("g++", "-std=c++17", "-O2", "main.cpp", "-o", "main"), _runs("./main")), {})
+    if lang == "java":
+        return Recipe("Main.java", (_build(*_JAVAC, "Main.java"), _runs(*_JAVA, "-cp", ".", "Main", startup=1.0)), {})
+    if lang == "go":
+        env = {
+            "GOCACHE": str(go_cache()),
+            "GOPATH": "{dir}/gopath",
+            "GOPROXY": "off",
+            "GO111MODULE": "off",
+            "GOFLAGS": "-trimpath",
+        }
+        return Recipe(
+            "main.go",
+            (_build("go", "build", "-o", "main", "main.go", **env), _runs("./main", GOMEMLIMIT="{heap_mb}MiB")),
+            {},
+            binds=(str(go_cache().parent),),
+        )
+    if lang == "rust":
+        return Recipe("main.rs", (_build("rustc", "--edition", "2021", "-O", "main.rs", "-o", "main"), _runs("./main")), {})
+    if lang == "D_ut":
+        return Recipe("main.d", (_build("ldc2", "main.d", "-of=main"), _runs("./main")), {})
+    if lang == "csharp":
+        return Recipe("main.cs", (_build("mcs", "main.cs", "/out:main.exe"), _runs("mono", "main.exe", startup=0.5)), {})
+    base = multiple_recipe(lang)
+    return Recipe(base.file, base.steps, {}, base.links, base.dirs, base.copies, base.binds)
+
+
+def _job(lang: str, recipe: Recipe, program: str) -> dict:
+    job = {
+        "kind": "program",
+        "language": lang,
+        "source": program,
+        "file": recipe.file,
+        "steps": list(recipe.steps),
+        "rule": recipe.rule,
+    }
+    if recipe.links:
+        job["links"] = dict(recipe.links)
+    if recipe.dirs:
+        job["dirs"] = list(recipe.dirs)
+    if recipe.copies:
+        job["copies"] = dict(recipe.copies)
+    return job
+
+
+def program_job(spec: Mapping, completion: str) -> dict:
+    """The worker job of a HumanEval-X or MultiPL-E problem's ``spec`` (see :func:`detect_problem`) and a completion.
+
+    Raises
+    ------
+    ToolchainMissing
+        When the language's toolchain is not installed here.
+    """
+    lang = require(spec["language"]).name
+    if spec["format"] == "humaneval-x":
+        return _job(lang, humaneval_x_recipe(lang, spec), _humaneval_x_program(lang, spec, completion))
+    program = spec["prompt"] + truncate(completion, spec.get("stop_tokens", ())) + "\n" + spec["tests"]
+    return _job(lang, multiple_recipe(lang), program)
+
+
+def code_job(language: str, source: str, *, stdin: str | None = None) -> dict:
+    """The job that runs a whole program in ``language`` (SandboxFusion's ``run_code``); it passes when it exits 0.
+
+    >>> job = code_job("cpp", "int main() { return 0; }")
+    >>> job["kind"], job["file"], [s["phase"] for s in job["steps"]]
+    ('program', 'main.cpp', ['build', 'run'])
+    """
+    lang = require(language).name
+    job = _job(lang, code_recipe(lang), source)
+    if stdin:
+        job["stdin"] = stdin
+    return job
+
+
+def sandbox_binds(languages: Iterable[str]) -> tuple[str, ...]:
+    """Host paths to bind read-only for these languages: their configuration outside ``/usr``."""
+    paths: dict[str, None] = {}
+    for name in languages:
+        for path in resolve(name).binds:
+            if os.path.exists(path):
+                paths[os.path.realpath(path)] = None
+    return tuple(paths)
+
+
+def problem_binds(problems: Mapping) -> tuple[str, ...]:
+    """What :func:`sandbox_binds` gives for the ``program`` problems among ``problems`` (others need none)."""
+    langs: dict[str, None] = {}
+    caches: dict[str, None] = {}
+    for prob in problems.values():
+        if getattr(prob, "kind", None) != "program":
+            continue
+        lang = prob.spec["language"]
+        if lang not in langs:
+            langs[lang] = None
+            fmt = prob.spec["format"]
+            recipe = humaneval_x_recipe(lang, prob.spec) if fmt == "humaneval-x" else multiple_recipe(lang)
+            caches.update(dict.fromkeys(recipe.binds))
+    return tuple(dict.fromkeys((*sandbox_binds(langs), *caches)))
