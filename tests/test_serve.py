@@ -107,7 +107,7 @@ def server():
 def guarded():
     """A server with a token, a small body limit, a small queue and a short deadline."""
     srv = Server(
-        "--workers", "2", "--token", TOKEN, "--max-queue", "3", "--max-body", "4096", "--deadline", "3", "--timeout", "2"
+        "--workers", "2", "--token", TOKEN, "--max-queue", "3", "--max-body", "4096", "--deadline", "4", "--timeout", "2"
     )  # fmt: skip
     yield srv
     srv.stop()
@@ -355,10 +355,10 @@ class TestBadRequests:
     def test_queue_full(self, guarded):
         """Past --max-queue tasks in flight, 503 with Retry-After; a batch larger than the queue is 422."""
         auth = {"authorization": f"Bearer {TOKEN}"}
-        slow = {"code": "import time; time.sleep(1.5)", "language": "python", "run_timeout": 1}
+        slow = {"code": "import time; time.sleep(1.0)", "language": "python", "run_timeout": 1}
         with ThreadPoolExecutor(3) as pool:
             futures = [pool.submit(_post, guarded.url, "/run_code", slow, headers=auth) for _ in range(3)]
-            time.sleep(0.7)
+            time.sleep(0.5)
             r = _post(guarded.url, "/run_code", GOOD, headers=auth)
             assert r.status_code == 503 and r.headers["retry-after"] == "1" and "queue is full" in r.json()["error"]
             assert all(f.result().status_code == 200 for f in futures)
@@ -372,7 +372,7 @@ class TestBadRequests:
         started = time.monotonic()
         r = _post(guarded.url, "/run_code", {**GOOD, "code": "import time; time.sleep(30)", "run_timeout": 2}, headers=auth)
         assert r.status_code == 504 and "deadline" in r.json()["error"]
-        assert time.monotonic() - started < 4.5
+        assert time.monotonic() - started < 5.5
 
     def test_non_loopback_refused(self):
         """A non-loopback --host without --token exits 2 with one line saying why (nothing is bound)."""

@@ -36,10 +36,13 @@ request's thread would die between requests.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import ipaddress
 import math
 import re
+import signal
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -479,6 +482,31 @@ def create_app(verifier: Verifier, options: ServeOptions | None = None):
     return app
 
 
+def _server_class():
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, but SIGTERM and SIGINT end it with status 0 after the drain.
+
+        uvicorn re-raises the signal once it has shut down, which would kill the
+        process before the Verifier's workers are stopped.
+        """
+
+        @contextlib.contextmanager
+        def capture_signals(self):
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+    return Server
+
+
 def serve(options: ServeOptions | None = None, *, ready=None) -> None:
     """Run the service until SIGINT or SIGTERM (in-flight requests are finished first, then the workers stop).
 
@@ -511,7 +539,7 @@ def serve(options: ServeOptions | None = None, *, ready=None) -> None:
             timeout_graceful_shutdown=int(opts.deadline) + 5,
             timeout_keep_alive=30,
         )
-        server = uvicorn.Server(config)
+        server = _server_class()(config)
         if ready is not None:
             original = server.startup
 
