@@ -210,6 +210,16 @@ class TestRunCode:
         killed = run_code(server.url, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
         assert killed["status"] == "Failed" and killed["run_result"]["return_code"] == -9
 
+    def test_fetch_refuses_links_and_fifos(self, server):
+        """fetch_files returns regular files of the run's directory only: not links out of it, not FIFOs (which would block)."""
+        code = (
+            "import os\nos.symlink('/etc/passwd', 'link')\nos.mkfifo('fifo')\nos.symlink('/etc', 'up')\n"
+            "os.makedirs('d')\nopen('d/ok.txt', 'w').write('ok')\n"
+        )
+        resp = run_code(server.url, code, fetch_files=["link", "fifo", "up/passwd", "d/ok.txt", "d"])
+        assert resp["status"] == "Success", resp
+        assert resp["files"] == {"d/ok.txt": base64.b64encode(b"ok").decode()}
+
     def test_sandboxed(self, server):
         """The program runs without network and on a private, emptied /tmp."""
         code = (

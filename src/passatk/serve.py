@@ -382,11 +382,9 @@ class _Service:
         self.pending += n
         self.metrics.queue.set(self.pending)
         try:  # every task is checked before anything runs
-            verdicts = await asyncio.wait_for(self.verifier.averify_batch(tasks), self.opts.deadline)
+            verdicts = await self.verifier.averify_batch(tasks)
         except (ValueError, TypeError) as exc:
             raise _HTTPError(422, str(exc), _field_of(str(exc))) from None
-        except asyncio.TimeoutError:
-            raise _HTTPError(504, f"no verdict within the deadline of {self.opts.deadline:g} s (--deadline).") from None
         except SandboxError as exc:
             raise _HTTPError(503, f"the sandbox failed: {exc}", None, {"Retry-After": "5"}) from None
         finally:
@@ -414,9 +412,12 @@ def create_app(verifier: Verifier, options: ServeOptions | None = None):
                 svc.metrics.in_flight.inc()
                 try:
                     svc.authorize(request)
-                    response = await handler(request)
+                    response = await asyncio.wait_for(handler(request), opts.deadline)  # body, queue and run
                 except _HTTPError as exc:
                     response = _error_response(exc)
+                except asyncio.TimeoutError:
+                    message = f"no answer within the deadline of {opts.deadline:g} s (--deadline)."
+                    response = _error_response(_HTTPError(504, message))
                 finally:
                     svc.metrics.in_flight.dec()
                 svc.metrics.requests.labels(path, str(response.status_code)).inc()
