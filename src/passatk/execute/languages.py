@@ -283,12 +283,10 @@ def _go_env(home: str, cache: str, **extra: str) -> dict[str, str]:
 
 
 def go_cache() -> Path:
-    """A warm Go build cache (the standard library and ``testing``, built with ``-trimpath``), made once.
+    """A warm Go build cache for the standard library and ``testing`` (vet facts, test mains), made once.
 
-    Every Go build here uses ``-trimpath``, so that what is cached does not
-    depend on the build's directory (each worker's is its own); Debian's
-    precompiled standard library is not built that way, so the first
-    preparation compiles it (a few minutes, once per machine and Go version).
+    Runs read it read-only: Debian's standard library is precompiled, and what
+    a run compiles of its own is not kept.
     """
     require("go")
 
@@ -296,48 +294,66 @@ def go_cache() -> Path:
         work = tmp / "warm"
         work.mkdir()
         (work / "warm_test.go").write_text(_GO_WARM % ("", ""))
-        env = _go_env(str(tmp), str(tmp / "gocache"), GO111MODULE="off", GOFLAGS="-trimpath")
+        env = _go_env(str(tmp), str(tmp / "gocache"), GO111MODULE="off")
         _run(["go", "test", "-c", "-o", "warm.test", "warm_test.go"], work, env, "the Go build cache")
         shutil.rmtree(work)
         shutil.rmtree(tmp / "gopath", ignore_errors=True)
 
-    return _build_once(f"go-{_tool_version(['go', 'version'])}", build) / "gocache"
+    return _build_once(f"go-std-{_tool_version(['go', 'version'])}", build) / "gocache"
+
+
+GO_WORKDIR = "/tmp/passatk-go-module"  # where HumanEval-X's Go programs are built, inside the sandbox
 
 
 def go_module(module: Path) -> Path:
     """HumanEval-X's Go test module (``go.mod``, ``go.sum``, the vendored packages) copied once, its packages cached.
 
     ``module`` is a directory with ``go.mod``, ``go.sum`` and ``vendor/`` (or
-    ``go-vendor.tar.gz``/``vendor.tar.gz``), as CodeGeeX ships it; the runs
-    link to the copy's ``go.mod`` and ``go.sum`` and copy its ``vendor/``
-    (Go does not follow a linked vendor directory).  Its packages are
-    compiled into :func:`go_cache`'s cache.
+    ``go-vendor.tar.gz``/``vendor.tar.gz``), as CodeGeeX ships it.  Go's
+    cache keys for vendored packages include their directory, so the
+    packages are compiled once, in a throwaway bubblewrap sandbox, at
+    :data:`GO_WORKDIR`; every run builds there too (in its own sandbox's
+    private ``/tmp``) and copies the module's files in first (750 KB: Go
+    follows neither a linked ``go.mod`` nor a linked ``vendor/``).  This
+    recipe therefore needs bubblewrap.
     """
-    cache = go_cache()
+    require("go")
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise ToolchainMissing(
+            "HumanEval-X's Go recipe builds in a fixed sandbox directory and needs bubblewrap: apt-get install bubblewrap."
+        )
     digest = hashlib.sha256()
     for name in ("go.mod", "go.sum", "go-vendor.tar.gz", "vendor.tar.gz"):
         if (module / name).exists():
             digest.update(name.encode() + (module / name).read_bytes())
 
     def build(tmp: Path) -> None:
+        mod = tmp / "module"
+        mod.mkdir()
         for name in ("go.mod", "go.sum"):
-            shutil.copy(module / name, tmp / name)
+            shutil.copy(module / name, mod / name)
         if (module / "vendor").is_dir():
-            shutil.copytree(module / "vendor", tmp / "vendor")
+            shutil.copytree(module / "vendor", mod / "vendor")
         else:
             archive = next(p for p in (module / "go-vendor.tar.gz", module / "vendor.tar.gz") if p.exists())
             with tarfile.open(archive) as tar:
                 kw = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-                tar.extractall(tmp, **kw)
-        warm = tmp / "warm_test.go"
-        warm.write_text(_GO_WARM % ('    "github.com/stretchr/testify/assert"\n', ", assert.Equal"))
-        env = _go_env(str(tmp), str(cache), GOFLAGS="-mod=vendor -trimpath")
-        _run(["go", "test", "-c", "-o", "warm.test", "warm_test.go"], tmp, env, "HumanEval-X's Go module")
-        for path in (warm, tmp / "warm.test"):
-            path.unlink()
-        shutil.rmtree(tmp / "gopath", ignore_errors=True)
+                tar.extractall(mod, **kw)
+        listed = (mod / "vendor" / "modules.txt").read_text().splitlines()
+        imports = "".join(f'    _ "{pkg.strip()}"\n' for pkg in listed if pkg.strip() and not pkg.startswith("#"))
+        (tmp / "warm_test.go").write_text(_GO_WARM % (imports, ""))
+        (tmp / "gocache").mkdir()
+        env = _go_env(GO_WORKDIR, str(tmp / "gocache"), GOFLAGS="-mod=vendor")
+        argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-net"]
+        argv += ["--bind", str(mod), GO_WORKDIR, "--ro-bind", str(tmp / "warm_test.go"), f"{GO_WORKDIR}/warm_test.go"]
+        argv += ["--bind", str(tmp / "gocache"), str(tmp / "gocache"), "--chdir", GO_WORKDIR, "--clearenv"]
+        for key, value in env.items():
+            argv += ["--setenv", key, value]
+        _run([*argv, "go", "test", "-c", "-o", "/tmp/warm.test", "warm_test.go"], tmp, None, "HumanEval-X's Go module")
+        (tmp / "warm_test.go").unlink()
 
-    return _build_once(f"go-module-{digest.hexdigest()[:12]}-{cache.parent.name}", build)
+    return _build_once(f"go-module-{digest.hexdigest()[:12]}-{_tool_version(['go', 'version'])}", build)
 
 
 def _go_module_dir(problems_path: Path) -> Path | None:
@@ -511,13 +527,14 @@ class Recipe:
     rule: dict
     links: dict = field(default_factory=dict)
     dirs: tuple[str, ...] = ()
-    copies: dict = field(default_factory=dict)  # {name: directory copied into the run's directory}
+    copies: dict = field(default_factory=dict)  # {name: file or directory copied into the run's directory}
+    workdir: str | None = None  # a fixed build directory in the sandbox's /tmp instead of the run's
     binds: tuple[str, ...] = ()  # prepared caches this recipe reads
 
 
-def _go_steps(module: bool) -> list[dict]:
-    env = {"GOCACHE": str(go_cache()), "GOPATH": "{dir}/gopath", "GOPROXY": "off", "GOTOOLCHAIN": "local"}
-    env.update({"GOFLAGS": "-mod=vendor -trimpath"} if module else {"GO111MODULE": "off", "GOFLAGS": "-trimpath"})
+def _go_steps(cache: str, module: bool) -> list[dict]:
+    env = {"GOCACHE": cache, "GOPATH": "{dir}/gopath", "GOPROXY": "off", "GOTOOLCHAIN": "local"}
+    env.update({"GOFLAGS": "-mod=vendor"} if module else {"GO111MODULE": "off"})
     return [
         _build("go", "test", "-c", "-o", "main.test", "{file}", **env),
         # as `go test` runs it: os.Exit(0) inside a test is a failure, not a pass
@@ -551,11 +568,11 @@ def humaneval_x_recipe(lang: str, spec: Mapping) -> Recipe:
         module = go_module(Path(spec["module"]))
         return Recipe(
             "main_test.go",
-            tuple(_go_steps(module=True)),
+            tuple(_go_steps(str(module / "gocache"), module=True)),
             {"exit": 0, "require": ("PASS",), "failed": ("--- FAIL",)},
-            links={name: str(module / name) for name in ("go.mod", "go.sum")},
-            copies={"vendor": str(module / "vendor")},
-            binds=(str(module), str(go_cache().parent)),
+            copies={name: str(module / "module" / name) for name in ("go.mod", "go.sum", "vendor")},
+            workdir=GO_WORKDIR,
+            binds=(str(module),),
         )
     if lang == "rust":
         deps, externs = rust_crates()
@@ -590,7 +607,7 @@ def multiple_recipe(lang: str) -> Recipe:
     if lang == "go":
         return Recipe(
             "test_test.go",
-            tuple(_go_steps(module=False)),
+            tuple(_go_steps(str(go_cache()), module=False)),
             {"require": ("PASS",), "forbid": ("FAIL",), "failed": ("--- FAIL",)},
             binds=(str(go_cache().parent),),
         )
@@ -651,7 +668,6 @@ def code_recipe(lang: str) -> Recipe:
             "GOPATH": "{dir}/gopath",
             "GOPROXY": "off",
             "GO111MODULE": "off",
-            "GOFLAGS": "-trimpath",
         }
         return Recipe(
             "main.go",
@@ -666,7 +682,7 @@ def code_recipe(lang: str) -> Recipe:
     if lang == "csharp":
         return Recipe("main.cs", (_build("mcs", "main.cs", "/out:main.exe"), _runs("mono", "main.exe", startup=0.5)), {})
     base = multiple_recipe(lang)
-    return Recipe(base.file, base.steps, {}, base.links, base.dirs, base.copies, base.binds)
+    return Recipe(base.file, base.steps, {}, base.links, base.dirs, base.copies, base.workdir, base.binds)
 
 
 def _job(lang: str, recipe: Recipe, program: str) -> dict:
@@ -684,6 +700,8 @@ def _job(lang: str, recipe: Recipe, program: str) -> dict:
         job["dirs"] = list(recipe.dirs)
     if recipe.copies:
         job["copies"] = dict(recipe.copies)
+    if recipe.workdir:
+        job["workdir"] = recipe.workdir
     return job
 
 

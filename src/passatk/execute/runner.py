@@ -98,9 +98,10 @@ def _human_eval_result(verdict: Verdict) -> str:
 
 def _in_memory(samples: Sequence[Mapping]) -> Iterator[dict]:
     for i, s in enumerate(samples):
-        if not isinstance(s, Mapping) or "task_id" not in s or not isinstance(s.get("completion"), str):
+        task = s.get("task_id", s.get("name")) if isinstance(s, Mapping) else None  # MultiPL-E's samples: "name"
+        if task is None or not isinstance(s.get("completion"), str):
             raise ValueError(f"samples[{i}]: need a mapping with 'task_id' and 'completion' (a string); got {s!r:.80}.")
-        yield {**s, "_task": str(s["task_id"]), "_text": s["completion"], "_line": i + 1}
+        yield {**s, "_task": str(task), "_text": s["completion"], "_line": i + 1}
 
 
 def _identity(task: str, text: str) -> tuple[str, bytes]:

@@ -165,7 +165,7 @@ def run_program(job, cfg, zyg):
     stdin = (
         memfd(job["stdin"].encode("utf-8", "surrogatepass"), "stdin") if job.get("stdin") else os.open(os.devnull, os.O_RDONLY)
     )
-    spec = {"file": job["file"], "steps": steps, **{k: job[k] for k in ("links", "dirs", "copies") if k in job}}
+    spec = {"file": job["file"], "steps": steps, **{k: job[k] for k in ("links", "dirs", "copies", "workdir") if k in job}}
     try:
         zyg.start("steps", job["source"], cpu, wall, stdin, out_w, err_w, channel=rep_w, memory_bytes=memory, **spec)
     finally:

@@ -24,9 +24,11 @@ neither write a report nor read this process's memory; what it can do (kill
 this process) ends the run without a report, which the worker counts as an
 error.  The worker decides; this process only says how each step ended.
 
-``spec`` (from the worker): ``file``, the program's file name; ``links``,
+``spec`` (from the worker): ``file``, the program's file name; ``workdir``,
+a fixed directory to build in instead of the run's (under bubblewrap, in the
+sandbox's own ``/tmp``: Go's build cache keys depend on it); ``links``,
 ``{name: target}`` symbolic links made beside it (a prepared toolchain cache,
-bound read-only); ``copies``, ``{name: directory}`` copied beside it; ``dirs``,
+bound read-only); ``copies``, ``{name: file or directory}`` copied beside it; ``dirs``,
 directories to make; ``steps``, each with
 ``argv`` (``{file}`` is the program's path, ``{dir}`` the run's directory), ``env``, ``cpu``, ``wall``,
 ``memory_bytes`` (None: this process's limit) and ``phase`` ("build" or "run").
@@ -113,6 +115,10 @@ def _step(step, path, run_streams):
 def run(source, report_fd, spec):
     """Write the program, run the recipe's steps, report each; never returns."""
     cwd = os.getcwd()
+    if spec.get("workdir"):  # a fixed directory (in the sandbox's private /tmp, wiped after each run)
+        cwd = spec["workdir"]
+        os.mkdir(cwd, 0o700)
+        os.chdir(cwd)
     path = os.path.join(cwd, spec["file"])
     for name in (".tmp", *spec.get("dirs", ())):
         os.makedirs(os.path.join(cwd, name), exist_ok=True)
@@ -121,8 +127,11 @@ def run(source, report_fd, spec):
         fh.write(source)
     for name, target in spec.get("links", {}).items():
         os.symlink(target, os.path.join(cwd, name))
-    for name, source_dir in spec.get("copies", {}).items():
-        shutil.copytree(source_dir, os.path.join(cwd, name), symlinks=True)
+    for name, original in spec.get("copies", {}).items():  # Go follows neither a linked go.mod nor a linked vendor/
+        if os.path.isdir(original):
+            shutil.copytree(original, os.path.join(cwd, name), symlinks=True)
+        else:
+            shutil.copyfile(original, os.path.join(cwd, name))
     os.set_inheritable(report_fd, False)
     for i, step in enumerate(spec["steps"]):
         report = _step(step, path, (0, 1, 2))
