@@ -39,6 +39,16 @@ def file_info(path: str | os.PathLike) -> dict:
     >>> info["lines"], info["sha256"][:12]
     (2, '2934aab09f29')
     """
+    if os.path.isdir(path):  # a directory of per-problem files (MultiPL-E): the digest of its files' names and digests
+        files = sorted((e for e in os.scandir(path) if e.is_file()), key=lambda e: e.name)
+        infos = [file_info(e.path) for e in files]
+        digest = hashlib.sha256("".join(f"{e.name}\0{i['sha256']}\n" for e, i in zip(files, infos)).encode()).hexdigest()
+        return {
+            "path": os.fspath(path),
+            "sha256": digest,
+            "bytes": sum(i["bytes"] for i in infos),
+            "lines": sum(i["lines"] for i in infos),
+        }
     st = os.stat(path)
     sha, lines = _info(os.fspath(path), st.st_size, st.st_mtime_ns)
     return {"path": os.fspath(path), "sha256": sha, "bytes": st.st_size, "lines": lines}

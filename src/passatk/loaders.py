@@ -26,7 +26,7 @@ from passatk.results import Results
 
 __all__ = ["FORMATS", "iter_jsonl", "load_results", "read_jsonl"]
 
-FORMATS = ("auto", "humaneval", "samples", "counts", "evalplus", "livecodebench", "multimodel")
+FORMATS = ("auto", "humaneval", "samples", "counts", "evalplus", "livecodebench", "multimodel", "inspect", "lm-eval", "multipl-e")
 
 
 # --------------------------------------------------------------------------- #
@@ -282,7 +282,11 @@ def _load_samples(rows: _Rows, name: str) -> Results:
 
 
 def _detect_rows(rows: _Rows) -> str:
+    from passatk._logs import lm_eval_log
+
     lineno, first = rows.first
+    if lm_eval_log.is_record(first):
+        return "lm-eval"
     keys = set(first)
     if {"n", "c"} <= keys:
         return "counts"
@@ -385,18 +389,35 @@ def _is_multimodel(data) -> bool:
     return isinstance(first, dict) and bool(first) and all(isinstance(v, list) for v in first.values())
 
 
-def _load_one(path: Path, format: str, tests: str) -> Results | dict[str, Results]:
+def _load_one(path: Path, format: str, tests: str, scorer: str | None = None) -> Results | dict[str, Results]:
+    from passatk._logs import _zip, bigcode, inspect_log, lm_eval_log, multipl_e
+
     if format not in FORMATS:
         raise ValueError(f"`format` must be one of {', '.join(FORMATS)}; got {format!r}.")
     name = path.name.split(".")[0]
+    if path.is_dir() and format in ("auto", "multipl-e"):
+        return _no_scorer(multipl_e.load_dir(path, _json_document), scorer)
+    if format in ("auto", "inspect") and _zip.is_zip(path):
+        return inspect_log.load_eval(path, name, scorer)
     if _is_csv(path):
         data, lines = None, _lines(path, _open_text(path, "results file"))
     else:
         data, lines = _open_json(path, "results file")
     fmt = format
     if fmt == "auto":
+        if bigcode.is_generations(data):
+            raise ResultsFormatError(
+                f"{path}: a bigcode-evaluation-harness generations file holds programs, not verdicts; run them with "
+                "`passatk evaluate FILE` (--dataset humaneval, the default, or --problems)."
+            )
         if isinstance(data, list):
             fmt = "livecodebench"
+        elif inspect_log.is_inspect_json(data):
+            fmt = "inspect"
+        elif multipl_e.is_results(data):
+            fmt = "multipl-e"
+        elif lm_eval_log.is_record(data):  # a samples file of one line
+            fmt = "lm-eval"
         elif isinstance(data, dict) and "eval" in data:
             fmt = "evalplus"
         elif _is_multimodel(data):
@@ -404,8 +425,18 @@ def _load_one(path: Path, format: str, tests: str) -> Results | dict[str, Result
         elif data is not None:
             raise ResultsFormatError(
                 f"{path}: a JSON document that is none of the known layouts (evalplus 'eval', "
-                "LiveCodeBench list, {problem: {model: [0/1]}})."
+                "LiveCodeBench list, {problem: {model: [0/1]}}, inspect_ai log, MultiPL-E results)."
             )
+    if fmt == "inspect":
+        if not inspect_log.is_inspect_json(data):
+            raise ResultsFormatError(f"{path}: an inspect_ai log is a .eval zip or a JSON object with 'version' and 'eval'.")
+        return inspect_log.load_json(path, data, name, scorer)
+    if fmt == "multipl-e":
+        if not isinstance(data, dict):
+            raise ResultsFormatError(f"{path}: a MultiPL-E results file is a JSON object with 'results' (or give its directory).")
+        return _no_scorer(multipl_e.load_file(path, data, name), scorer)
+    if fmt not in ("auto", "lm-eval"):
+        _no_scorer(None, scorer)
     if fmt == "livecodebench":
         if not isinstance(data, list):
             raise ResultsFormatError(f"{path}: a LiveCodeBench file is a JSON list of problems.")
@@ -423,7 +454,26 @@ def _load_one(path: Path, format: str, tests: str) -> Results | dict[str, Result
     rows = _Rows(path, lines)
     if fmt == "auto":
         fmt = _detect_rows(rows)
+    if fmt == "lm-eval":
+        return lm_eval_log.load(rows, name, scorer)
+    _no_scorer(None, scorer)
     return _load_counts(rows, name) if fmt == "counts" else _load_samples(rows, name)
+
+
+def _no_scorer(loaded, scorer: str | None):
+    """``loaded``, when no ``scorer`` was asked for: only inspect_ai and lm-eval logs have several."""
+    if scorer is not None:
+        raise ValueError(
+            f"`scorer` chooses among the scorers of an inspect_ai or lm-eval log; got scorer={scorer!r} for another format."
+        )
+    return loaded
+
+
+def _json_document(path: Path):
+    data, lines = _open_json(path, "results file")
+    if lines is not None:
+        raise ResultsFormatError(f"{path}: expected one JSON document (a MultiPL-E results object), not JSON Lines.")
+    return data
 
 
 def load_results(
@@ -431,8 +481,9 @@ def load_results(
     format: str = "auto",
     *,
     tests: str = "base+plus",
+    scorer: str | None = None,
 ) -> Results | dict[str, Results]:
-    """Load a results file (or several) into :class:`Results`.
+    """Load a results file or log (or several) into :class:`Results`.
 
     Formats, detected from the content when ``format="auto"``:
 
@@ -452,6 +503,21 @@ def load_results(
         LiveCodeBench ``*_eval_all.json`` (``question_id``, ``graded_list``).
     ``multimodel``
         ``{problem: {model: [0/1, ...]}}``: one :class:`Results` per model.
+    ``inspect``
+        inspect_ai logs, ``.eval`` (zip, zstd members read with
+        ``zstandard``) or ``.json``: a problem per sample id, its epochs as
+        its samples; ``"C"``/``"I"`` (``"N"``, no answer, fails), booleans or
+        0/1 values of the task's first scorer, or of ``scorer``.
+    ``lm-eval``
+        lm-evaluation-harness ``--log_samples`` files
+        (``samples_<task>_<date>.jsonl``): a sample per document record (its
+        0/1 metric), or the counts behind a ``pass@k`` metric over several
+        responses; the first metric and filter, or ``scorer="METRIC,FILTER"``.
+        A ``--predict_only`` file holds no verdicts: ``passatk evaluate`` runs it.
+    ``multipl-e``
+        MultiPL-E ``*.results.json(.gz)``: a completion passed when its
+        ``status`` is ``"OK"`` and ``exit_code`` 0.  A directory of them is
+        one model (named after the directory); one file is one problem.
 
     Files ending in ``.gz`` are decompressed.
 
@@ -462,6 +528,10 @@ def load_results(
         One of :data:`FORMATS`.
     tests : {"base+plus", "base"}, default "base+plus"
         Which evalplus test suites a sample must pass.
+    scorer : str, optional
+        The scorer of an inspect_ai log, or the metric (``"exact_match"``) or
+        metric and filter (``"exact_match,strict-match"``) of an lm-eval
+        file; other formats refuse it.
 
     Returns
     -------
@@ -485,10 +555,10 @@ def load_results(
     (['A', 'B'], [10, 10], [3, 0])
     """
     if isinstance(path_or_paths, (str, os.PathLike)):
-        return _load_one(Path(path_or_paths), format, tests)
+        return _load_one(Path(path_or_paths), format, tests, scorer)
     out: dict[str, Results] = {}
     for p in path_or_paths:
-        loaded = _load_one(Path(p), format, tests)
+        loaded = _load_one(Path(p), format, tests, scorer)
         items = loaded.items() if isinstance(loaded, dict) else [(loaded.name, loaded)]
         for key, res in items:
             label, i = key, 2

