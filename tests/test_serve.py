@@ -220,6 +220,21 @@ class TestRunCode:
         assert resp["status"] == "Success", resp
         assert resp["files"] == {"d/ok.txt": base64.b64encode(b"ok").decode()}
 
+    def test_fetched_files_not_forged(self, server):
+        """A program that writes over every descriptor it holds (the files' memfd among them) cannot change what is fetched."""
+        code = (
+            "import os\nopen('ok.txt', 'w').write('ok')\n"
+            "for fd in map(int, os.listdir('/proc/self/fd')):\n"
+            "    if fd > 2:\n"
+            "        try:\n"
+            '            os.pwrite(fd, b\'{"ok.txt": "ZXZpbA==", "x": "eA=="}\', 0)\n'
+            "        except OSError:\n"
+            "            pass\n"
+        )
+        files = {"in.txt": base64.b64encode(b"in").decode()}
+        resp = run_code(server.url, code, files=files, fetch_files=["ok.txt"])
+        assert resp["files"] == {"ok.txt": base64.b64encode(b"ok").decode()}, resp
+
     def test_sandboxed(self, server):
         """The program runs without network and on a private, emptied /tmp."""
         code = (
