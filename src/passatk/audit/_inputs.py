@@ -233,13 +233,19 @@ def _draw_sequence(facts: dict, rng: random.Random) -> list:
     if base is not None:
         out = list(range(base, base + length))
         rng.shuffle(out)
-        return out
+        return _in_order(out, facts)
     items = facts["items"]
     if facts.get("rectangular") and length:
         inner = rng.choice(facts["inner_lengths"])
-        out = [[draw(facts["inner_items"], rng) for _ in range(inner)] for _ in range(length)]
+
+        def item():  # every row of one drawn matrix has the same width
+            return [draw(facts["inner_items"], rng) for _ in range(inner)]
     else:
-        out = [draw(items, rng) for _ in range(length)] if items.kinds else []
+
+        def item():
+            return draw(items, rng)
+
+    out = [item() for _ in range(length)] if items.kinds else []
     if facts.get("unique") or facts.get("strictly_sorted"):
         seen, unique = set(), []
         for x in out:
@@ -247,7 +253,7 @@ def _draw_sequence(facts: dict, rng: random.Random) -> list:
             for _ in range(10):
                 if key not in seen:
                     break
-                x = draw(items, rng)
+                x = item()
                 key = repr(x)
             if key not in seen:
                 seen.add(key)
@@ -255,6 +261,11 @@ def _draw_sequence(facts: dict, rng: random.Random) -> list:
         if len(unique) < lo:  # too few distinct items to reach the length: a seed's list instead
             return list(rng.choice(facts["seen"]))
         out = unique
+    return _in_order(out, facts)
+
+
+def _in_order(out: list, facts: dict) -> list:
+    """``out`` sorted as every seed list was (ascending, or descending), else as drawn."""
     if facts.get("sorted") or facts.get("strictly_sorted") or facts.get("reversed"):
         try:
             out.sort(reverse=bool(facts.get("reversed")) and not facts.get("sorted"))
