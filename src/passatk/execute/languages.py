@@ -510,7 +510,10 @@ def _build(*argv: str, **env: str) -> dict:
 
 
 def _runs(*argv: str, startup: float = 0.0, **env: str) -> dict:
-    return {"argv": list(argv), "env": _env(**env), "phase": "run", "startup": startup}
+    step = {"argv": list(argv), "env": _env(**env), "phase": "run", "startup": startup}
+    if argv[0] == "node":  # V8 reserves ~700 MiB of address space first; its heap is bounded by --max-old-space-size
+        step["min_memory_mb"] = 1024
+    return step
 
 
 _ASSERT_C = ("Assertion", "assert")

@@ -12,7 +12,10 @@ Build steps carry their own CPU seconds and memory; the run step gets the
 job's ``timeout`` (or the worker's) plus the recipe's ``startup`` allowance
 (an interpreter's or a JVM's own start), and the worker's memory limit.
 ``{heap_mb}`` in a run step's argv or env is half of its memory limit (JVM
-``-Xmx``, Node's ``--max-old-space-size``, ``GOMEMLIMIT``).
+``-Xmx``, Node's ``--max-old-space-size``, ``GOMEMLIMIT``); a step's
+``min_memory_mb`` raises its address-space limit (not its heap) for a runtime
+that reserves that much virtual memory before it runs anything (V8: about
+700 MiB).
 
 The sample's process runs the steps (:mod:`.steps`) and reports how each
 ended; the run's standard output and error come to the worker on pipes it
@@ -74,6 +77,8 @@ def _steps(job, cfg):
         memory = _memory(step, cfg)
         cpu = float(step["cpu"]) if step.get("cpu") else timeout + float(step.get("startup", 0.0))
         heap = max(64, (memory >> 20) // 2) if memory else 1024
+        if memory and step.get("min_memory_mb"):  # a runtime that reserves this much address space up front (V8)
+            memory = max(memory, int(step["min_memory_mb"]) << 20)
         out.append(
             {
                 "argv": [_fill(a, heap) for a in step["argv"]],
