@@ -23,6 +23,16 @@ def nck(draw, max_n: int = 300, *, usable: bool = False):
 
 
 @st.composite
+def nck_large(draw, max_k: int = 300):
+    """(n, c, k) with n log-uniform up to 10**9, k <= min(n, max_k), and c often at an edge (0, 1, k, n - k, n)."""
+    n = draw(st.integers(0, 9).flatmap(lambda e: st.integers(1, 10**e)))
+    k = draw(st.integers(1, min(n, max_k)))
+    edges = sorted({x for x in (0, 1, 2, k - 1, k, n - k, n - k + 1, n - 1, n) if 0 <= x <= n})
+    c = draw(st.one_of(st.sampled_from(edges), st.integers(0, n), st.integers(0, min(n, 3 * k))))
+    return n, c, k
+
+
+@st.composite
 def binary_groups(draw, estimator: str = "unbiased"):
     """One group of 0/1 rewards and a k that the RL estimator accepts."""
     low = {"loo": 2, "loo_minus_one": 2}.get(estimator, 1)

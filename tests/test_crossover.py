@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from passatk import Results, crossover, curves, pass_at_k, summarize
+from passatk._validation import DEFAULT_SEED
 from passatk.curves import log2_ks
 
 
@@ -57,6 +58,19 @@ class TestCrossover:
         assert np.isinf(x.ci.low) and np.isinf(x.ci.high)
         d = json.loads(json.dumps(x.to_dict()))
         assert d["k_cross"] is None and d["ci"] == [None, None] and d["k_max"] == 10
+
+    def test_reproducible_by_default_and_rng_changes_it(self):
+        """Two calls with the defaults give the same share_crossing and interval (seed DEFAULT_SEED); another rng changes them."""
+        a, b = pair()
+        x, y = crossover(a, b), crossover(a, b)
+        assert (x.share_crossing, x.ci) == (y.share_crossing, y.ci)
+        np.testing.assert_array_equal(x.bootstrap_distribution, y.bootstrap_distribution)
+        np.testing.assert_array_equal(crossover(a, b, rng=DEFAULT_SEED).bootstrap_distribution, x.bootstrap_distribution)
+        other = crossover(a, b, rng=1)
+        assert other.share_crossing != x.share_crossing
+        np.testing.assert_array_equal(
+            crossover(a, b, rng=np.random.default_rng(1)).bootstrap_distribution, other.bootstrap_distribution
+        )
 
     def test_identical_models_have_no_leader(self):
         """Two identical curves: no leader, no crossing."""
@@ -132,6 +146,15 @@ class TestCurves:
         assert d["models"]["diverse"]["beyond_n"]["model_based"] is True
         assert list(d["models"]["diverse"]["pass_at_k"]) == ["1", "2", "4", "8", "16"]
         assert len(d["crossovers"]) == 1 and d["crossovers"][0]["k_cross"] == 5
+
+    def test_reproducible_by_default(self):
+        """curves() with the defaults gives the same crossings on every call, and the same as rng=DEFAULT_SEED."""
+        a, b = pair()
+        runs = [curves({"a": a, "b": b}).crossovers[0] for _ in range(2)] + [
+            curves({"a": a, "b": b}, rng=DEFAULT_SEED).crossovers[0]
+        ]
+        assert len({(x.share_crossing, x.ci.low, x.ci.high) for x in runs}) == 1
+        assert curves({"a": a, "b": b}, rng=1).crossovers[0].share_crossing != runs[0].share_crossing
 
     def test_models_without_shared_problems_have_no_crossover(self):
         """Curves of two different benchmarks are drawn side by side, with no pair compared."""

@@ -13,12 +13,42 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from passatk import max_at_k, pass_at_k, pass_at_k_curve, pass_at_k_exact, plugin_pass_at_k
-from strategies import nck
+from strategies import nck, nck_large
 
 
 def exact(n: int, c: int, k: int) -> Fraction:
     """Reference value from math.comb, independent of the package."""
     return 1 - Fraction(comb(n - c, k), comb(n, k))
+
+
+ABS_BOUND = Fraction(1, 10**15)  # the documented bounds of pass_at_k
+REL_BOUND = Fraction(1, 10**14)
+
+
+def check_value(got: float, n: int, c: int, k: int) -> None:
+    """``got`` obeys the exactness rules, and is within 1e-15 absolute and 1e-14 relative of the exact value."""
+    want = exact(n, c, k)
+    if c == 0:
+        assert got == 0.0 and not np.signbit(got), (n, c, k, got)
+    elif n - c < k:
+        assert got == 1.0, (n, c, k, got)
+    elif k == 1:
+        assert got == c / n, (n, c, k, got)
+    err = abs(Fraction(got) - want)
+    assert err <= ABS_BOUND, (n, c, k, got, float(err))
+    if 0 < want < 1:
+        assert err <= REL_BOUND * want, (n, c, k, got, float(err / want))
+
+
+def grid(seed: int = 0):
+    """(n, c, k) on n in {1, 2, 10, 1000, 10**6, 10**9}, k in {1, 2, 10, 100, 1000, n}, c at every edge and random."""
+    rng = np.random.default_rng(seed)
+    for n in (1, 2, 10, 1000, 10**6, 10**9):
+        for k in sorted({1, 2, 10, 100, 1000, n} & set(range(1, n + 1)) if n <= 1000 else {1, 2, 10, 100, 1000, n}):
+            edges = {0, 1, 2, k - 1, k, k + 1, n - k - 1, n - k, n - k + 1, n - 1, n, n // 2}
+            cs = edges | set(rng.integers(0, n + 1, 4).tolist()) | set(rng.integers(0, min(n, 3 * k) + 1, 4).tolist())
+            for c in sorted(x for x in cs if 0 <= x <= n):
+                yield n, c, k
 
 
 class TestPassAtK:
@@ -61,9 +91,72 @@ class TestPassAtK:
                 worst = max(worst, abs(Fraction(got[ci, ki]) - exact(n, c, k)))
         assert worst <= Fraction(1, 10**15)
 
+    @settings(max_examples=300, deadline=None)
+    @given(nck_large())
+    @example((10**9, 1, 2))  # pass@2 = 2e-9: the product form alone loses 7 digits of it
+    @example((10**9, 1, 300))
+    @example((10**9, 10**9 - 300, 300))  # n - c = k: the value is 1 - 1/C(n, k)
+    @example((10**9, 10**9 - 299, 300))  # n - c < k: exactly 1
+    @example((10**6, 5 * 10**5, 300))
+    @example((1000, 1, 999))
+    def test_matches_exact_fraction_up_to_1e9(self, t):
+        """For n up to 1e9: exact rules, absolute error <= 1e-15, relative error <= 1e-14 (against math.comb)."""
+        check_value(pass_at_k(*t), *t)
+
+    def test_grid_to_1e9_absolute_and_relative(self):
+        """On the grid n in {1, ..., 10**9} with c at every edge, every value meets both bounds and the rules, in one batch per k and alone."""
+        by_k: dict[int, list[tuple[int, int]]] = {}
+        for n, c, k in grid():
+            by_k.setdefault(k, []).append((n, c))
+        for k, problems in by_k.items():
+            n, c = (np.array(v, dtype=np.int64) for v in zip(*problems))
+            batch = pass_at_k(n, c, k)
+            for nv, cv, got in zip(n.tolist(), c.tolist(), batch.tolist()):
+                check_value(got, nv, cv, k)
+                check_value(pass_at_k(nv, cv, k), nv, cv, k)
+
+    def test_mixed_batch_agrees_with_each_problem_alone(self):
+        """Problems that take the shared table, the per-n cells or a direct product in one batch agree with each computed alone."""
+        rng = np.random.default_rng(5)
+        n = np.concatenate(
+            [
+                np.full(3000, 200),  # one n shared by many problems: one value per (n, c)
+                rng.integers(100, 3000, 3000),  # n varies in a small range: one prefix table
+                rng.integers(10**6, 10**9, 40),  # huge n: a product per problem
+                [10**9, 10**9, 10**9, 10**9],
+            ]
+        )
+        c = rng.binomial(n, rng.beta(0.5, 1.5, n.size))
+        c[-4:] = [1, 2, 10**9 - 100, 10**9 // 2]
+        ks = [1, 2, 10, 100]
+        batch = pass_at_k(n, c, ks)
+        picks = np.concatenate([rng.choice(n.size - 44, 150, replace=False), np.arange(n.size - 44, n.size)])
+        for i in picks.tolist():
+            alone = pass_at_k(int(n[i]), int(c[i]), ks)
+            np.testing.assert_allclose(batch[i], alone, rtol=2e-14, atol=2e-15)
+            assert ((batch[i] == 0) == (alone == 0)).all() and ((batch[i] == 1) == (alone == 1)).all()
+            for j, k in enumerate(ks):
+                check_value(float(batch[i, j]), int(n[i]), int(c[i]), k)
+
+    def test_huge_n_in_bounded_memory(self):
+        """One problem with n = 10**9 needs no array of length n (it used to raise MemoryError)."""
+        import tracemalloc
+
+        tracemalloc.start()
+        try:
+            got = pass_at_k(10**9, [3, 10**9 // 3], [1, 10, 1000])
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 2**20
+        for row, c in zip(got, (3, 10**9 // 3)):
+            for g, k in zip(row.tolist(), (1, 10, 1000)):
+                check_value(g, 10**9, c, k)
+
     def test_exact_zero_and_one(self):
         """c == 0 gives exactly 0.0; n - c < k gives exactly 1.0; c == n gives 1.0."""
         assert pass_at_k(200, 0, [1, 10, 200]).tolist() == [0.0, 0.0, 0.0]
+        assert not np.signbit(pass_at_k([200, 10**9], 0, [1, 10, 200])).any()  # +0.0, not -0.0
         assert pass_at_k(10, 8, [3, 5, 10]).tolist() == [1.0, 1.0, 1.0]
         assert pass_at_k(10, 10, [1, 10]).tolist() == [1.0, 1.0]
         assert pass_at_k(10, 3, 10) == 1.0  # k == n with any correct sample
@@ -147,6 +240,17 @@ class TestPassAtKCurve:
         np.testing.assert_allclose(curve, pass_at_k(n, c, list(range(1, n.min() + 1))), rtol=0, atol=2e-15)
         np.testing.assert_array_equal(curve[:, 0], c / n)
 
+    def test_huge_n_and_tiny_values_against_exact(self):
+        """At n = 10**6 and 10**9, c from 0 to n, every k of the curve meets pass_at_k's bounds and rules."""
+        n = np.array([10**9, 10**9, 10**9, 10**6, 10**6, 10**9, 10**9])
+        c = np.array([0, 1, 7, 999_950, 5 * 10**5, 10**9 - 30, 10**9])
+        curve = pass_at_k_curve(n, c, ks=list(range(1, 61)))
+        for i in range(n.size):
+            for k in range(1, 61):
+                check_value(float(curve[i, k - 1]), int(n[i]), int(c[i]), k)
+        sparse = pass_at_k_curve(n, c, ks=[1, 60, 1000])  # a sparse grid goes through pass_at_k
+        np.testing.assert_array_equal(sparse, pass_at_k(n, c, [1, 60, 1000]))
+
     def test_explicit_ks_and_errors(self):
         """Explicit ks select columns; k beyond the smallest n is refused."""
         np.testing.assert_allclose(
@@ -188,6 +292,12 @@ class TestMaxAtK:
         rnd.shuffle(r)
         assert max_at_k(r, k) == pytest.approx(pass_at_k(n, c, k), abs=1e-14)
 
+    def test_large_n_binary_rewards(self):
+        """At n = 100,000 0/1 rewards (O(n) input by nature) still give pass_at_k."""
+        r = np.zeros(100_000)
+        r[[5, 77, 40_000]] = 1.0
+        np.testing.assert_allclose(max_at_k(r, [1, 2, 50]), pass_at_k(100_000, 3, [1, 2, 50]), rtol=1e-12, atol=1e-16)
+
     def test_vectorised_and_errors(self):
         """Rows are problems; a k sequence appends an axis; bad input is refused."""
         g = np.array([[0.1, 0.3, 0.5, 0.7, 0.9], [1, 1, 1, 1, 1]])
@@ -198,3 +308,21 @@ class TestMaxAtK:
             max_at_k([0.1, np.nan], 1)
         with pytest.raises(ValueError, match="got none"):
             max_at_k([], 1)
+
+
+class TestPrefixSums:
+    def test_a_slice_of_a_long_prefix_is_as_accurate_as_a_short_sum(self):
+        """The compensated prefix sums behind the shared table give any slice's sum within 2 ulp of math.fsum."""
+        from math import fsum
+
+        from passatk._kernels import prefix_sums
+
+        x = -0.5 - np.random.default_rng(0).random(200_000) * 1e-3
+        hi, lo = prefix_sums(x)
+        for a, b in [(0, 200_000), (150_000, 150_003), (199_990, 200_000), (10, 190_000), (7, 8)]:
+            want = fsum(x[a:b].tolist())
+            got = (hi[b] - hi[a]) + (lo[b] - lo[a])
+            assert abs(got - want) <= 2 * np.spacing(abs(want)), (a, b)
+        assert (
+            abs(np.diff(np.cumsum(x)[[150_000 - 1, 150_003 - 1]])[0] - fsum(x[150_000:150_003].tolist())) > 1e-12
+        )  # plain cumsum is not

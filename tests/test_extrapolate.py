@@ -9,6 +9,7 @@ import pytest
 from scipy import integrate, stats
 
 from passatk import Results
+from passatk._validation import DEFAULT_SEED
 from passatk.extrapolate import ExtrapolationResult, _Counts, _neg_log_likelihood, _pass_at_k_under, pass_at_k_beyond
 
 
@@ -124,6 +125,14 @@ class TestPassAtKBeyond:
         c = pass_at_k_beyond(res, [100], n_resamples=30, rng=2).confidence_interval()
         assert np.array_equal(a.low, b.low) and np.array_equal(a.high, b.high)
         assert not (np.array_equal(c.low, a.low) and np.array_equal(c.high, a.high))
+
+    def test_reproducible_by_default(self):
+        """Without rng the band uses DEFAULT_SEED: the same on every call, and the same as rng=DEFAULT_SEED."""
+        res = simulate(0.5, 1.0, 80, 10, seed=9)
+        runs = [
+            pass_at_k_beyond(res, [100], n_resamples=30, **kw).confidence_interval() for kw in ({}, {}, {"rng": DEFAULT_SEED})
+        ]
+        assert len({(float(ci.low[0]), float(ci.high[0])) for ci in runs}) == 1
 
     def test_wider_level_gives_wider_band(self):
         """A 99% band contains the 80% band."""

@@ -20,6 +20,7 @@ from scipy import stats
 from scipy.special import beta as beta_fn
 
 from passatk import ConfidenceInterval, Results, Summary, load_results, pass_at_k, summarize
+from passatk._validation import DEFAULT_SEED
 from strategies import benchmarks
 
 
@@ -193,6 +194,35 @@ class TestBootstrap:
         assert (a.ci.low[0], a.ci.high[0]) == (b.ci.low[0], b.ci.high[0])
         assert a.bootstrap_distribution.shape == (2000, 1)
         assert a.confidence_interval(0.95).low[0] == a.ci.low[0]
+
+    @pytest.mark.parametrize("method", ["percentile", "bca"])
+    def test_reproducible_by_default_and_rng_changes_it(self, method):
+        """Without rng the bootstrap uses DEFAULT_SEED: two calls agree, and agree with rng=DEFAULT_SEED; rng=1 differs."""
+        a, b = summarize(SMALL, [1, 3], method=method), summarize(SMALL, [1, 3], method=method)
+        seeded = summarize(SMALL, [1, 3], method=method, rng=DEFAULT_SEED)
+        np.testing.assert_array_equal(a.bootstrap_distribution, b.bootstrap_distribution)
+        np.testing.assert_array_equal(a.bootstrap_distribution, seeded.bootstrap_distribution)
+        assert (a.ci.low.tolist(), a.ci.high.tolist()) == (b.ci.low.tolist(), b.ci.high.tolist())
+        other = summarize(SMALL, [1, 3], method=method, rng=1)
+        assert not np.array_equal(other.bootstrap_distribution, a.bootstrap_distribution)
+        t = summarize(SMALL, [1, 3])  # a t interval, then a bootstrap one asked for later: also seeded
+        first, again = (t.confidence_interval(method=method) for _ in range(2))
+        assert (first.low.tolist(), first.high.tolist()) == (again.low.tolist(), again.high.tolist())
+
+    def test_cli_seed_defaults_to_the_library_default(self):
+        """Every command's --seed defaults to DEFAULT_SEED, so the CLI and the library give the same intervals."""
+        import inspect
+
+        from passatk import cli
+
+        seeded = {
+            name: fn
+            for name, fn in vars(cli).items()
+            if inspect.isfunction(fn) and fn.__module__ == cli.__name__ and "seed" in inspect.signature(fn).parameters
+        }
+        assert {"score", "curve"} <= set(seeded)
+        for name, fn in seeded.items():
+            assert inspect.signature(fn).parameters["seed"].default == DEFAULT_SEED, name
 
     def test_percentile_resamples_problem_means(self):
         """The bootstrap distribution is centred on the estimate with spread close to the analytic SE."""

@@ -32,7 +32,20 @@ def exact_variance(n: int, k: int, p: Fraction) -> Fraction:
     return second - (1 - p) ** (2 * k)
 
 
+def overlap_variance(n: int, k: int, p: Fraction) -> Fraction:
+    """Note 0203, Eq. (5), in exact rationals: sum_j C(k,j) C(n-k,k-j)/C(n,k) [q^(2k-j) - q^(2k)] (equal to exact_variance, tested below)."""
+    q = 1 - p
+    return sum(Fraction(comb(k, j) * comb(n - k, k - j), comb(n, k)) * (q ** (2 * k - j) - q ** (2 * k)) for j in range(1, k + 1))
+
+
 class TestVariance:
+    def test_overlap_sum_is_the_binomial_sum(self):
+        """The reference Eq. (5) equals the variance summed over c, exactly, for every n <= 10."""
+        for n in range(1, 11):
+            for k in range(1, n + 1):
+                for p in PS:
+                    assert overlap_variance(n, k, p) == exact_variance(n, k, p)
+
     def test_exact_matches_binomial_sum_for_all_small_n(self):
         """For every n <= 12, k <= n and six p, the overlap formula equals the exact binomial sum."""
         for n in range(1, 13):
@@ -72,6 +85,18 @@ class TestVariance:
         assert variance(100, 5, p) == pytest.approx(p * 25 / 100, rel=1e-6)  # p E[overlap] = p k^2 / n
         assert variance(100, 1, p) == pytest.approx(p * (1 - p) / 100, rel=1e-10)
 
+    def test_huge_n_against_the_overlap_sum_in_fractions(self):
+        """n up to 10**9 (no table of factorials): within 1e-12 of the note's Eq. (5) summed in exact rationals."""
+        for n, k in ((10**6, 1), (10**6, 8), (10**9, 2), (10**9, 50), (1000, 2), (1000, 500), (200, 100), (50, 25)):
+            for p in (Fraction(1, 2**20), Fraction(1, 8), Fraction(1, 2), Fraction(7, 8)):
+                got = variance(n, k, float(p))
+                want = overlap_variance(n, k, p)
+                if want < Fraction(1, 10**300):  # below the normal floats: underflows to (nearly) 0
+                    assert 0.0 <= got < 1e-290
+                    continue
+                assert abs(Fraction(got) / want - 1) <= Fraction(1, 10**12), (n, k, p, got, float(want))
+        assert variance(10**9, 8, 0.3) == pytest.approx(variance(10**9, 8, 0.3, method="asymptotic"), rel=1e-6)
+
     def test_broadcasts(self):
         """n, k and p broadcast like numpy; scalars give a float."""
         out = variance(np.array([[10], [20]]), [1, 2, 3], 0.3)
@@ -100,6 +125,29 @@ class TestVariance:
 
 
 class TestVarianceEstimate:
+    def test_huge_n_against_exact(self):
+        """For n = 10**6 and 10**9 and c at every edge: within 1e-13 relative of U_k^2 - U_2k (math.comb), 0 where it is 0."""
+        rng = np.random.default_rng(3)
+        for n in (10**6, 10**9):
+            for k in (1, 2, 10, 100):
+                edges = {0, 1, 2, k, 2 * k, n - 2 * k, n - 2 * k + 1, n - k, n - k + 1, n - 1, n, n // 2}
+                cs = sorted(edges | set(rng.integers(0, n + 1, 3).tolist()) | set(rng.integers(0, 50 * k, 3).tolist()))
+                got = variance_estimate(np.full(len(cs), n), cs, k)
+                for c, g in zip(cs, got.tolist()):
+                    want = miss(n, c, k) ** 2 - miss(n, c, 2 * k)
+                    assert abs(Fraction(g) - want) <= Fraction(1, 10**16), (n, c, k)
+                    if want == 0:
+                        assert g == 0.0, (n, c, k, g)
+                    elif want > Fraction(1, 10**100):
+                        assert abs(Fraction(g) / want - 1) <= Fraction(1, 10**13), (n, c, k, g, float(want))
+
+    def test_no_cancellation_at_huge_n(self):
+        """n = 10**9, c = 1: U_k^2 and U_2k agree to 16 digits, their difference k^2/n^2 is still exact to 1e-13."""
+        for k in (2, 10, 100):
+            want = float(miss(10**9, 1, k) ** 2 - miss(10**9, 1, 2 * k))
+            assert variance_estimate(10**9, 1, k) == pytest.approx(want, rel=1e-13)
+            assert want == pytest.approx(k**2 / 1e18, rel=1e-6)
+
     def test_issue_vectors(self):
         """(10, 3, 2) -> 0.0511111... (= 23/450) and (6, 2, 3) -> 0.04, from the issue."""
         assert variance_estimate(10, 3, 2) == pytest.approx(23 / 450, rel=1e-14)

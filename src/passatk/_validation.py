@@ -25,6 +25,12 @@ import numpy as np
 #: Aliases accepted by every public function that takes the canonical name.
 ALIASES = {"confidence_level": "level", "seed": "rng"}
 
+#: The seed every random procedure uses when ``rng`` is None (the default): bootstrap
+#: intervals (``summarize``, ``Summary.confidence_interval``), ``crossover``, ``curves``
+#: and the bands of ``pass_at_k_beyond``; the CLI's ``--seed`` defaults to it too.  So
+#: the same call gives the same numbers; pass ``rng=`` (an int or a Generator) to vary them.
+DEFAULT_SEED = 0
+
 
 # --------------------------------------------------------------------------- #
 # the template
@@ -111,10 +117,14 @@ def as_choice(x, name: str, choices: Sequence[str]) -> str:
 
 
 def as_rng(rng) -> np.random.Generator:
-    """A numpy Generator from a seed, a Generator or None; global numpy state is never used."""
+    """A numpy Generator from a seed, a Generator, or None for :data:`DEFAULT_SEED`; global numpy state is never used.
+
+    A Generator is used as it is (its state advances); a seed gives a fresh
+    Generator each call, so results are reproducible by default.
+    """
     if rng is not None and not isinstance(rng, (int, np.integer, np.random.Generator, np.random.SeedSequence)):
         raise invalid("rng", "be an integer seed, a numpy.random.Generator or None", rng, error=TypeError)
-    return np.random.default_rng(rng)
+    return np.random.default_rng(DEFAULT_SEED if rng is None else rng)
 
 
 def as_n_resamples(x, low: int) -> int:

@@ -193,7 +193,9 @@ def crossover(
         Confidence level of the interval (``confidence_level=`` is an alias).
     n_resamples : int, default 2000
     rng : int or numpy.random.Generator, optional
-        Seeds the bootstrap (``seed=`` is an alias).
+        Seeds the bootstrap (``seed=`` is an alias).  The default, None, is the
+        fixed seed ``passatk._validation.DEFAULT_SEED`` (0), so ``ci`` and
+        ``share_crossing`` are the same on every run; pass another seed to vary them.
 
     Returns
     -------
@@ -328,7 +330,7 @@ def curves(
     level: float = 0.95,
     extrapolate_to: int | None = None,
     law: str = "beta_binomial",
-    rng: int | np.random.Generator = 0,
+    rng: int | np.random.Generator | None = None,
 ) -> CurvesResult:
     """pass@k curves with bands for each model, crossings for each pair, and optional points beyond n.
 
@@ -348,8 +350,10 @@ def curves(
         Law of p across problems fitted for the extrapolation (``law=`` of
         :func:`~passatk.extrapolate.pass_at_k_beyond`; ``method=`` is an
         older alias).  The bands are t intervals, as in :func:`passatk.summarize`.
-    rng : int or numpy.random.Generator, default 0
-        Seeds every bootstrap (``seed=`` is an alias).
+    rng : int or numpy.random.Generator, optional
+        Seeds every bootstrap (``seed=`` is an alias).  The default, None, is
+        the fixed seed ``passatk._validation.DEFAULT_SEED`` (0), the same as
+        the CLI's ``--seed``.
 
     Returns
     -------

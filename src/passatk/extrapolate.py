@@ -386,7 +386,9 @@ def pass_at_k_beyond(
     n_resamples : int, default 200
         Bootstrap replicates.
     rng : int or numpy.random.Generator, optional
-        Seed or generator for the bootstrap (``seed=`` is an alias).
+        Seed or generator for the bootstrap (``seed=`` is an alias).  The
+        default, None, is the fixed seed ``passatk._validation.DEFAULT_SEED``
+        (0): the band is the same on every run unless another seed is given.
 
     Returns
     -------

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from passatk._kernels import order_weights as _order_weights
-from passatk._kernels import pass_table_lookup as _pass_table_lookup
+from passatk._kernels import pass_values as _pass_values
 
 # estimator -> (order m of the leave-one-out baseline, its scale) as functions of (n, k).
 # "unbiased" and "chen" have no baseline.  "loo_minus_one" at k = 1 has an empty
@@ -28,7 +28,7 @@ def pass_of_others(n: int, c: np.ndarray, m: int) -> np.ndarray:
     """Unbiased pass@m from ``n`` samples with ``c`` correct (host arrays); m = 0 gives 0."""
     if m == 0:
         return np.zeros(c.shape)
-    return _pass_table_lookup(np.full(c.shape, n, dtype=np.int64), c.astype(np.int64), np.array([m]))[:, 0]
+    return _pass_values(np.full(c.shape, n, dtype=np.int64), c.astype(np.int64), np.array([m]))[:, 0]
 
 
 def order_weights(n: int, m: int) -> np.ndarray:

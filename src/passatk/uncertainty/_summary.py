@@ -173,8 +173,8 @@ class Summary:
     def confidence_interval(self, level: float = 0.95, *, method: str | None = None) -> ConfidenceInterval:
         """The interval of ``estimate`` at ``level`` by ``method`` (default: this summary's).
 
-        Bootstrap methods reuse the ``rng`` seed given to :func:`summarize`,
-        so the same call gives the same interval.
+        Bootstrap methods reuse the ``rng`` seed given to :func:`summarize`
+        (by default the fixed seed 0), so the same call gives the same interval.
         """
         level = as_level(level)
         method = _method_iv(self.method if method is None else method, self.target, self._codes is not None)
@@ -262,6 +262,8 @@ def summarize(
         Bootstrap resamples.
     rng : int or numpy.random.Generator, optional
         Seeds the bootstrap (``seed=`` is an alias); global numpy state is never used.
+        The default, None, is the fixed seed ``passatk._validation.DEFAULT_SEED`` (0),
+        so the same call gives the same interval; pass another seed to vary it.
 
     Returns
     -------

@@ -11,11 +11,9 @@ Everything here is pure, vectorised numpy.
 
 from __future__ import annotations
 
-from math import lgamma
-
 import numpy as np
 
-from passatk._kernels import pass_table_lookup
+from passatk._kernels import by_cell, log_miss, log_miss_term, log_overlap, prefix_sums, ragged_sums
 from passatk._validation import (
     as_choice,
     as_counts,
@@ -28,6 +26,8 @@ from passatk._validation import (
 )
 
 __all__ = ["leading_variance", "variance", "variance_estimate"]
+
+_UNDERFLOWS = 380.0  # ck/n above this: U_k^2 <= exp(-2ck/n) < 2**-1074, so the estimate is 0.0 in float64
 
 
 # --------------------------------------------------------------------------- #
@@ -55,9 +55,27 @@ def _variance_iv(n, k, p, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarr
 # --------------------------------------------------------------------------- #
 # within one problem
 # --------------------------------------------------------------------------- #
-def _log_factorials(m: int) -> np.ndarray:
-    """``log(i!)`` for i = 0..m, each to full double precision."""
-    return np.array([lgamma(i + 1.0) for i in range(m + 1)])
+def _log_overlap_weights(n: np.ndarray, k: np.ndarray, j: np.ndarray) -> np.ndarray:
+    r"""``log w_j``, :math:`w_j = \binom kj \binom{n-k}{k-j} / \binom nk`, for flat ``n``, ``k`` and the grid ``j``; ``-inf`` off the support.
+
+    The support starts at :math:`j_0 = \max(0, 2k - n)`, where
+    :math:`w_{j_0} = \binom{n-m}{m} / \binom nm` with :math:`m = \min(k, n-k)`,
+    a product of m factors (:func:`passatk._kernels.ragged_sums`); from there
+    :math:`w_j / w_{j-1} = (k-j+1)^2 / (j (n-2k+j))`, summed in log space
+    with compensated prefix sums.  So the cost is ``O(k)`` per ``(n, k)``
+    whatever ``n`` is, and no factorial is formed.
+    """
+    m = np.minimum(k, n - k)
+    first = k - m
+    log_first = ragged_sums(log_miss_term, n, m, m, m)
+    jj, kk, nn, j0 = j, k[:, None], n[:, None], first[:, None]
+    step = (jj > j0) & (jj <= kk)
+    safe_j = np.where(step, jj, 1)
+    top = np.where(step, kk - jj + 1, 1)
+    ratio = np.log(top / safe_j) + np.log(top / np.where(step, nn - 2 * kk + jj, 1))
+    hi, lo = prefix_sums(np.where(step, ratio, 0.0))
+    log_w = log_first[:, None] + (hi[:, 1:] + lo[:, 1:])
+    return np.where((jj >= j0) & (jj <= kk), log_w, -np.inf)
 
 
 def leading_variance(k, p):
@@ -132,6 +150,12 @@ def variance(n, k, p, *, method: str = "exact"):
     also the delta-method variance of the plug-in estimator; it is within
     5% of the exact value at ``n = 200, k = 8, p = 0.3``.
 
+    No factorial is formed: the weights start from
+    :math:`w_{j_0}`, :math:`j_0 = \max(0, 2k-n)`, a product of
+    :math:`\min(k, n-k)` factors, and step by
+    :math:`w_j / w_{j-1} = (k-j+1)^2 / (j\,(n-2k+j))` in log space, so the
+    cost is ``O(k)`` per ``(n, k)`` whatever ``n`` is (``n = 10**9`` included).
+
     References
     ----------
     .. [1] M. Chen et al., "Evaluating Large Language Models Trained on Code",
@@ -151,21 +175,35 @@ def variance(n, k, p, *, method: str = "exact"):
     if method == "asymptotic":
         out = leading_variance(k_arr, p_arr) / n_arr
     else:
-        logfact = _log_factorials(int(n_arr.max()))
-
-        def log_comb(a, b):
-            return logfact[a] - logfact[b] - logfact[a - b]
-
+        pairs, inv = np.unique(np.stack([n_arr.ravel(), k_arr.ravel()]), axis=1, return_inverse=True)
         j = np.arange(1, int(k_arr.max()) + 1)
-        nn, kk, pp = n_arr[..., None], k_arr[..., None], p_arr[..., None]
-        ok = (j <= kk) & (kk - j <= nn - kk)  # hypergeometric support
-        jj = np.where(ok, j, 1)  # any valid index where the weight is masked out
-        log_w = log_comb(kk, jj) + log_comb(nn - kk, np.minimum(kk - jj, nn - kk)) - log_comb(nn, kk)
-        w = np.where(ok, np.exp(log_w), 0.0)  # P(two random k-subsets share j samples)
+        log_w = _log_overlap_weights(pairs[0], pairs[1], j)[inv.ravel()].reshape(n_arr.shape + j.shape)
+        w = np.exp(log_w)  # P(two random k-subsets share j samples)
+        kk, pp = k_arr[..., None], p_arr[..., None]
+        jj = np.minimum(j, kk)  # any valid exponent where the weight is 0
         with np.errstate(divide="ignore"):
             not_all_fail = -np.expm1(jj * np.log1p(-pp))  # 1 - (1-p)^j
         out = (w * (1.0 - pp) ** (2 * kk - jj) * not_all_fail).sum(axis=-1)
     return float(out) if out.ndim == 0 else out
+
+
+def _estimate_columns(n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    r""":math:`U_k^2 - U_{2k}` for flat ``n``, ``c`` and every k, as :math:`U_k^2 (1 - e^{-D})`, :math:`D = 2\log U_k - \log U_{2k}`."""
+    out = np.full((n.size, ks.size), np.nan)
+    usable = 2 * ks <= n[:, None]
+    one = ks == 1
+    if one.any():  # closed form, free of cancellation
+        with np.errstate(divide="ignore", invalid="ignore"):  # n = 1 rows are not usable
+            closed = (c * (n - c) / (n**2 * (n - 1.0)))[:, None]
+        out[:, one] = np.where(usable[:, one], closed, np.nan)
+    if not one.all():
+        rest, use = ks[~one], usable[:, ~one]
+        log_u = log_miss(n, c, rest, _UNDERFLOWS, where=use)  # -inf where n - c < k: the estimate is 0 there
+        both = use & ((n - c)[:, None] >= 2 * rest) & np.isfinite(log_u)  # else U_2k = 0 (or U_k^2 underflows)
+        overlap = log_overlap(n, c, rest, both)
+        value = np.exp(2.0 * log_u) * np.where(both, -np.expm1(-overlap), 1.0)
+        out[:, ~one] = np.where(use, value, np.nan)
+    return out
 
 
 def variance_estimate(n, c, k):
@@ -209,6 +247,13 @@ def variance_estimate(n, c, k):
     or ``c == n``.  ``k == 1`` gives :math:`\hat p(1-\hat p)/(n-1)` with
     :math:`\hat p = c/n`.
 
+    It is computed as :math:`U_k^2\,(1 - e^{-D})` with
+    :math:`D = 2\log U_k - \log U_{2k} = \sum_{i=n-c+1}^{n} \log\bigl(1 + k^2/(i(i-2k))\bigr)`
+    (or the same sum over k terms), every term positive, so no digits are
+    lost where :math:`U_k^2` and :math:`U_{2k}` nearly agree (large n), and
+    with the cost and memory of :func:`passatk.pass_at_k`: ``O(N + sum of
+    min(c, k))`` per k, whatever n is.
+
     The variance is a polynomial of degree 2k in ``p``, while the
     expectation of any function of :math:`c \sim \mathrm{Binomial}(n, p)`
     is a polynomial of degree at most n.  So when ``n < 2k`` no unbiased
@@ -231,22 +276,7 @@ def variance_estimate(n, c, k):
     n_arr, c_arr = as_counts(n, c)
     ks, scalar_k = as_ks(k)
     require_k_le_n(n_arr, ks, None)
-    flat_n, flat_c = n_arr.ravel(), c_arr.ravel()
-    out = np.full((flat_n.size, ks.size), np.nan)
-    both = np.concatenate([ks, 2 * ks])
-    for nv in np.unique(flat_n):
-        rows = flat_n == nv
-        usable = 2 * ks <= nv
-        if not usable.any():
-            continue
-        m = both[np.concatenate([usable, usable])]
-        u = 1.0 - pass_table_lookup(flat_n[rows], flat_c[rows], m)  # U_m(c) for the usable k, then 2k
-        half = usable.sum()
-        out[np.ix_(rows, usable)] = np.maximum(u[:, :half] ** 2 - u[:, half:], 0.0)
-    one = (ks == 1) & (flat_n[:, None] >= 2)  # k = 1 in closed form, free of cancellation
-    with np.errstate(divide="ignore", invalid="ignore"):  # n = 1 rows are masked out
-        closed = flat_c * (flat_n - flat_c) / (flat_n**2 * (flat_n - 1.0))
-    out[one] = np.broadcast_to(closed[:, None], out.shape)[one]
+    out = by_cell(lambda nn, cc: _estimate_columns(nn, cc, ks), n_arr.ravel(), c_arr.ravel())
     out = out.reshape(n_arr.shape + (ks.size,))
     if scalar_k:
         out = out[..., 0]
