@@ -17,6 +17,8 @@ from passatk.estimators import (
     pass_at_k,
     pass_at_k_curve,
     pass_at_k_exact,
+    pass_hat_k,
+    pass_hat_k_exact,
     plugin_pass_at_k,
 )
 from passatk.exceptions import DuplicateSamplesWarning, ResultsFormatError
@@ -60,6 +62,8 @@ __all__ = [
     "pass_at_k",
     "pass_at_k_curve",
     "pass_at_k_exact",
+    "pass_hat_k",
+    "pass_hat_k_exact",
     "plan_comparison",
     "plugin_pass_at_k",
     "rl",

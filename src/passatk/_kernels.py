@@ -62,7 +62,9 @@ __all__ = [
     "log_overlap",
     "order_weights",
     "pass_curve_values",
+    "pass_hat_values",
     "pass_values",
+    "values_for",
     "prefix_sums",
     "ragged_sums",
 ]
@@ -321,6 +323,39 @@ def pass_values(n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarray:
     return by_cell(lambda nn, cc: _pass_columns(nn, cc, ks), n, c)
 
 
+_UNDERFLOWS_TO_ZERO = 746.0  # ck/n above this: q <= exp(-ck/n) < 2**-1075, so q itself is 0.0 in float64
+
+
+def _pass_hat_columns(n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    # C(c, k)/C(n, k) is the miss probability of the mirrored count n - c: exp(log_miss(n, n - c, k))
+    one = ks == 1
+    if one.all():
+        return np.repeat((c / n)[:, None], ks.size, axis=1)
+    out = np.empty((n.size, ks.size))
+    out[:, ~one] = np.exp(log_miss(n, n - c, ks[~one], _UNDERFLOWS_TO_ZERO))  # exp(-inf) = 0 for c < k, exp(0) = 1 for c = n
+    out[:, one] = (c / n)[:, None]
+    return out
+
+
+def pass_hat_values(n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    r"""pass^k, ``C(c, k) / C(n, k)``, for flat int64 ``n``, ``c`` and every k in ``ks``: shape ``(N, K)``.
+
+    By the symmetry :math:`c \mapsto n - c` it is the miss probability
+    :func:`log_miss` computes for ``n - c`` correct samples, a product of
+    ``min(n - c, k)`` factors in log space, returned as ``exp`` of the sum:
+    ``c < k`` gives exactly 0.0 (``exp(-inf)``), ``c == n`` exactly 1.0 (an
+    empty sum), ``k == 1`` exactly ``c / n``.  The relative error is that of
+    the log-sum, about ``1e-16 * (1 + |log value|)`` (tested against exact
+    rationals up to ``n = 10**9``).
+    """
+    return by_cell(lambda nn, cc: _pass_hat_columns(nn, cc, ks), n, c)
+
+
+def values_for(metric: str) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """The kernel of one metric: :func:`pass_values` for ``"pass@k"``, :func:`pass_hat_values` for ``"pass^k"``."""
+    return pass_hat_values if metric == "pass^k" else pass_values
+
+
 def _curve_columns(n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarray:
     kmax = int(ks.max())
     out = np.empty((n.size, ks.size))
@@ -375,10 +410,10 @@ def finish(values: np.ndarray, shape: tuple[int, ...], scalar_k: bool):
     return float(out) if out.ndim == 0 else out
 
 
-def labelled_pass_at_k(n, c, k, labels: Sequence[str] | None):
-    """:func:`passatk.pass_at_k`, validated, with problem labels (task ids) for the error messages."""
+def labelled_pass_at_k(n, c, k, labels: Sequence[str] | None, metric: str = "pass@k"):
+    """:func:`passatk.pass_at_k` (or, with ``metric="pass^k"``, :func:`passatk.pass_hat_k`), validated, with problem labels (task ids) for the error messages."""
     n_arr, c_arr = as_counts(n, c, labels)
     ks, scalar_k = as_ks(k)
-    require_k_le_n(n_arr, ks, labels)
-    values = pass_values(n_arr.ravel(), c_arr.ravel(), ks)
+    require_k_le_n(n_arr, ks, labels, metric)
+    values = values_for(metric)(n_arr.ravel(), c_arr.ravel(), ks)
     return finish(values, n_arr.shape, scalar_k)

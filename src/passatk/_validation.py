@@ -221,16 +221,17 @@ def as_counts(n, c, labels: Sequence[str] | None = None) -> tuple[np.ndarray, np
     return n_arr, c_arr
 
 
-def require_k_le_n(n: np.ndarray, ks: np.ndarray, labels: Sequence[str] | None) -> None:
-    """Raise naming the first problem with fewer samples than the largest k."""
+def require_k_le_n(n: np.ndarray, ks: np.ndarray, labels: Sequence[str] | None, metric: str = "pass@k") -> None:
+    """Raise naming the first problem with fewer samples than the largest k (``metric`` names the quantity)."""
     kmax = int(ks.max())
     short = n.ravel() < kmax
     if short.any():
         i = int(np.flatnonzero(short)[0])
         raise ValueError(
-            f"pass@{kmax} cannot be estimated without bias from fewer than {kmax} samples: "
+            f"{metric[:-1]}{kmax} cannot be estimated without bias from fewer than {kmax} samples: "
             f"{label(i, labels)} has n={int(n.ravel()[i])} < k={kmax}. "
-            "Use k <= n (or sample more); passatk.extrapolate offers a model-based estimate beyond n."
+            "Use k <= n (or sample more)"
+            + ("; passatk.extrapolate offers a model-based estimate beyond n." if metric == "pass@k" else ".")
         )
 
 

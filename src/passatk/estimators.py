@@ -1,4 +1,4 @@
-"""Point estimators of pass@k and max@k from n samples per problem.
+"""Point estimators of pass@k, pass^k and max@k from n samples per problem.
 
 Everything here is pure, vectorised numpy on counts: no files, no processes.
 The mathematics is in the note ``0203-pass-at-k`` (sections 3.2-3.4) and in
@@ -19,6 +19,8 @@ __all__ = [
     "pass_at_k",
     "pass_at_k_exact",
     "pass_at_k_curve",
+    "pass_hat_k",
+    "pass_hat_k_exact",
     "plugin_pass_at_k",
     "max_at_k",
 ]
@@ -132,14 +134,127 @@ def pass_at_k_exact(n: int, c: int, k: int) -> Fraction:
     >>> pass_at_k_exact(10, 3, 2)
     Fraction(8, 15)
     """
+    nv, cv, kv = _exact_iv(n, c, k, "pass_at_k_exact", "pass@k")
+    return 1 - Fraction(comb(nv - cv, kv), comb(nv, kv))
+
+
+def pass_hat_k(n, c, k):
+    r"""Unbiased estimate of pass^k, the chance that all k attempts succeed, for each problem.
+
+    .. math::
+
+        \hat\tau_{n,k}(c) = \binom{c}{k} \Big/ \binom{n}{k}
+                          = \prod_{j=0}^{k-1} \frac{c-j}{n-j}
+                          = \prod_{i=c+1}^{n} \Bigl(1 - \frac{k}{i}\Bigr)
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        Samples drawn for each problem (``n >= 1``); may differ between problems.
+    c : int or array_like of int
+        Samples that passed, ``0 <= c <= n``; broadcast against ``n``.
+    k : int or sequence of int
+        Attempts in the metric, ``1 <= k <= n``.  A sequence appends one
+        trailing axis of ``len(k)`` to the output.
+
+    Returns
+    -------
+    float or ndarray
+        The estimate, shape ``broadcast(n, c)`` (plus the trailing k axis).
+
+    Raises
+    ------
+    ValueError
+        If ``k > n`` for some problem (naming it), ``c > n``, a count is
+        negative, non-integer, NaN, or the input is empty.
+    TypeError
+        If a count is not numeric.
+
+    See Also
+    --------
+    pass_hat_k_exact : the same quantity in exact rational arithmetic.
+    pass_at_k : the chance that at least one of k attempts succeeds.
+    passatk.variance, passatk.variance_estimate : with ``metric="pass^k"``.
+
+    Notes
+    -----
+    pass^k is :math:`p^k`, the reliability metric of tau-bench [1]_: a
+    problem counts only if every one of k independent attempts succeeds.
+    A uniformly random k-subset of the n samples is all correct with
+    probability :math:`\binom ck/\binom nk` given c, and unconditionally it
+    is k i.i.d. samples, all correct with probability :math:`p^k`, so the
+    estimate is unbiased for ``c ~ Binomial(n, p)`` (the proof of note 0203,
+    Proposition 1, with success and failure swapped).  ``c < k`` gives
+    exactly 0.0; ``c == n`` gives exactly 1.0; ``k == 1`` gives ``c / n``.
+    ``k > n`` is an error: :math:`p^k` has degree k, and the expectation of
+    any function of c has degree at most n, so no unbiased estimator exists.
+
+    It is :func:`pass_at_k`'s miss probability with ``c`` replaced by
+    ``n - c``, and is computed by the same kernel: a product of
+    ``min(n - c, k)`` factors summed in log space, with the same shared
+    tables and the same cost, ``O(N + sum of min(n - c, k))`` per k.  The
+    value is ``exp`` of the sum, so its relative error is the sum's absolute
+    error, about ``1e-16 (1 + |log value|)``: below ``1e-13`` against exact
+    rational arithmetic for ``n`` up to ``10**9``, values down to ``1e-300``
+    included.  No factorial is formed.
+
+    References
+    ----------
+    .. [1] S. Yao et al., "tau-bench: A Benchmark for Tool-Agent-User
+           Interaction in Real-World Domains", arXiv:2406.12045, 2024, Eq. 1.
+
+    Examples
+    --------
+    >>> from passatk import pass_hat_k
+    >>> pass_hat_k(10, 3, 1)
+    0.3
+    >>> pass_hat_k([10, 10, 20], [0, 3, 20], [1, 2]).round(4)
+    array([[0.    , 0.    ],
+           [0.3   , 0.0667],
+           [1.    , 1.    ]])
+    """
+    return labelled_pass_at_k(n, c, k, None, "pass^k")
+
+
+def pass_hat_k_exact(n: int, c: int, k: int) -> Fraction:
+    r"""pass^k for one problem in exact rational arithmetic.
+
+    .. math:: \binom{c}{k} \Big/ \binom{n}{k}
+
+    Slow but exact; the reference :func:`pass_hat_k` is tested against.
+
+    Parameters
+    ----------
+    n, c, k : int
+        Samples, correct samples and attempts, ``0 <= c <= n``, ``1 <= k <= n``.
+
+    Returns
+    -------
+    fractions.Fraction
+
+    Raises
+    ------
+    ValueError
+        Under the same conditions as :func:`pass_hat_k`.
+
+    Examples
+    --------
+    >>> from passatk import pass_hat_k_exact
+    >>> pass_hat_k_exact(10, 3, 2)
+    Fraction(1, 15)
+    """
+    nv, cv, kv = _exact_iv(n, c, k, "pass_hat_k_exact", "pass^k")
+    return Fraction(comb(cv, kv), comb(nv, kv))
+
+
+def _exact_iv(n, c, k, func: str, metric: str) -> tuple[int, int, int]:
     for name, v in (("n", n), ("c", c), ("k", k)):
         if np.ndim(v) != 0:
-            raise TypeError(f"`{name}` must be a single integer for pass_at_k_exact; got {v!r}")
+            raise TypeError(f"`{name}` must be a single integer for {func}; got {v!r}")
     n_arr, c_arr = as_counts(n, c)
     ks, _ = as_ks(k)
-    require_k_le_n(n_arr, ks, None)
-    nv, cv, kv = int(n_arr), int(c_arr), int(ks[0])
-    return 1 - Fraction(comb(nv - cv, kv), comb(nv, kv))
+    require_k_le_n(n_arr, ks, None, metric)
+    return int(n_arr), int(c_arr), int(ks[0])
 
 
 def pass_at_k_curve(n, c, ks=None):

@@ -50,8 +50,8 @@ class Results:
 
     Methods
     -------
-    pass_at_k(k)
-        Per-problem unbiased estimates; errors name the task id.
+    pass_at_k(k), pass_hat_k(k)
+        Per-problem unbiased estimates of pass@k and pass^k; errors name the task id.
     from_counts(task_ids, n, c), from_outcomes(mapping)
         Build from arrays or from ``{task_id: [bool, ...]}``.
     subset(task_ids)
@@ -100,6 +100,10 @@ class Results:
     def pass_at_k(self, k):
         """Per-problem unbiased pass@k (:func:`passatk.pass_at_k`); errors name the task id."""
         return labelled_pass_at_k(self.n, self.c, k, self.task_ids.tolist())
+
+    def pass_hat_k(self, k):
+        """Per-problem unbiased pass^k (:func:`passatk.pass_hat_k`); errors name the task id."""
+        return labelled_pass_at_k(self.n, self.c, k, self.task_ids.tolist(), "pass^k")
 
     def subset(self, task_ids: Sequence[str]) -> Results:
         """The rows of ``task_ids``, in that order (a missing id raises ``KeyError``)."""

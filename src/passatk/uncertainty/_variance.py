@@ -25,7 +25,7 @@ from passatk._validation import (
     require_k_le_n,
 )
 
-__all__ = ["leading_variance", "variance", "variance_estimate"]
+__all__ = ["METRICS", "as_metric", "leading_variance", "variance", "variance_estimate"]
 
 _UNDERFLOWS = 380.0  # ck/n above this: U_k^2 <= exp(-2ck/n) < 2**-1074, so the estimate is 0.0 in float64
 
@@ -33,11 +33,23 @@ _UNDERFLOWS = 380.0  # ck/n above this: U_k^2 <= exp(-2ck/n) < 2**-1074, so the 
 # --------------------------------------------------------------------------- #
 # input validation
 # --------------------------------------------------------------------------- #
-def _variance_iv(n, k, p, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+#: The metrics every estimator, interval and comparison understands.
+METRICS = ("pass@k", "pass^k")
+
+
+def as_metric(metric) -> str:
+    """``"pass@k"`` (at least one of k attempts succeeds) or ``"pass^k"`` (all k succeed), or a ValueError."""
+    return as_choice(metric, "metric", METRICS)
+
+
+def _variance_iv(n, k, p, method: str, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     as_choice(method, "method", ("exact", "asymptotic"))
+    as_metric(metric)
     n_arr = as_int_array(n, "n")
     k_arr = as_int_array(k, "k")
     p_arr = as_probabilities(p, "p")
+    if metric == "pass^k":  # pass^k's estimator is pass@k's miss probability with success and failure swapped
+        p_arr = 1.0 - p_arr
     if p_arr.size == 0:
         raise ValueError("`p` is empty; pass at least one probability.")
     n_arr, k_arr, p_arr = broadcast_named(n=n_arr, k=k_arr, p=p_arr)
@@ -96,8 +108,8 @@ def leading_variance(k, p):
 
 
 @options(positional=("method",))
-def variance(n, k, p, *, method: str = "exact"):
-    r"""Variance of the unbiased pass@k estimator of one problem with success probability ``p``.
+def variance(n, k, p, *, method: str = "exact", metric: str = "pass@k"):
+    r"""Variance of the unbiased pass@k (or pass^k) estimator of one problem with success probability ``p``.
 
     .. math::
 
@@ -118,6 +130,9 @@ def variance(n, k, p, *, method: str = "exact"):
     p : float or array_like of float
         Per-sample success probability of the problem, in [0, 1].
     method : {"exact", "asymptotic"}, default "exact"
+    metric : {"pass@k", "pass^k"}, default "pass@k"
+        ``"pass^k"``: the variance of :func:`passatk.pass_hat_k`,
+        the same sums with ``1 - p`` in place of ``p`` (see Notes).
 
     Returns
     -------
@@ -156,6 +171,17 @@ def variance(n, k, p, *, method: str = "exact"):
     :math:`w_j / w_{j-1} = (k-j+1)^2 / (j\,(n-2k+j))` in log space, so the
     cost is ``O(k)`` per ``(n, k)`` whatever ``n`` is (``n = 10**9`` included).
 
+    pass^k's estimator :math:`V_k = \binom ck/\binom nk` is the share of
+    k-subsets that are all correct; two random k-subsets sharing ``j``
+    samples are both all correct with probability :math:`p^{2k-j}`, so
+
+    .. math::
+
+        \operatorname{Var}(V_k) = \sum_{j=1}^{k} w_j \bigl[p^{2k-j} - p^{2k}\bigr]
+            \simeq \frac{k^2\,p^{2k-1}(1-p)}{n},
+
+    the formula above with ``1 - p`` for ``p``.
+
     References
     ----------
     .. [1] M. Chen et al., "Evaluating Large Language Models Trained on Code",
@@ -171,7 +197,7 @@ def variance(n, k, p, *, method: str = "exact"):
     >>> round(variance(200, 8, 0.3), 6), round(variance(200, 8, 0.3, method="asymptotic"), 6)
     (0.00048, 0.000456)
     """
-    n_arr, k_arr, p_arr = _variance_iv(n, k, p, method)
+    n_arr, k_arr, p_arr = _variance_iv(n, k, p, method, metric)
     if method == "asymptotic":
         out = leading_variance(k_arr, p_arr) / n_arr
     else:
@@ -206,7 +232,7 @@ def _estimate_columns(n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarra
     return out
 
 
-def variance_estimate(n, c, k):
+def variance_estimate(n, c, k, *, metric: str = "pass@k"):
     r"""Unbiased estimate of :func:`variance` from the same n samples (NaN when n < 2k).
 
     With :math:`U_m(c) = \binom{n-c}{m}/\binom nm`, unbiased for
@@ -222,6 +248,10 @@ def variance_estimate(n, c, k):
         Correct samples, ``0 <= c <= n``; broadcast against ``n``.
     k : int or sequence of int
         Attempts, ``1 <= k <= n``.  A sequence appends a trailing axis.
+    metric : {"pass@k", "pass^k"}, default "pass@k"
+        ``"pass^k"``: the variance of :func:`passatk.pass_hat_k`, estimated
+        by :math:`V_k(c)^2 - V_{2k}(c)`, :math:`V_m = \binom cm/\binom nm`
+        (see Notes).
 
     Returns
     -------
@@ -263,6 +293,12 @@ def variance_estimate(n, c, k):
     :func:`passatk.summarize` does not need it: its default standard error
     uses the spread of the per-problem estimates.
 
+    For pass^k, :math:`V_m(c) = \binom cm/\binom nm = U_m(n - c)` is unbiased
+    for :math:`p^m` (``m <= n``), and
+    :math:`\operatorname{Var}(V_k) = E[V_k^2] - p^{2k}`, so
+    :math:`V_k^2 - V_{2k}` is unbiased: the pass@k estimate at ``n - c``,
+    computed the same way.  It is 0 when ``c < k`` or ``c == n``.
+
     Examples
     --------
     >>> from passatk import variance_estimate
@@ -272,10 +308,15 @@ def variance_estimate(n, c, k):
     True
     >>> variance_estimate(6, 2, [3, 4])
     array([0.04,  nan])
+    >>> variance_estimate(6, 4, 3, metric="pass^k") == variance_estimate(6, 2, 3)
+    True
     """
+    as_metric(metric)
     n_arr, c_arr = as_counts(n, c)
     ks, scalar_k = as_ks(k)
-    require_k_le_n(n_arr, ks, None)
+    require_k_le_n(n_arr, ks, None, metric)
+    if metric == "pass^k":
+        c_arr = n_arr - c_arr  # C(c, m)/C(n, m) is the miss probability of n - c correct samples
     out = by_cell(lambda nn, cc: _estimate_columns(nn, cc, ks), n_arr.ravel(), c_arr.ravel())
     out = out.reshape(n_arr.shape + (ks.size,))
     if scalar_k:
