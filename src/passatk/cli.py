@@ -37,6 +37,10 @@ KsOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of a table.")]
 LevelOption = Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")]
+MetricOption = Annotated[
+    str,
+    typer.Option("--metric", help="pass@k (at least one of k attempts succeeds, default) or pass^k (all k succeed)."),
+]
 
 
 FormatOption = Annotated[
@@ -141,8 +145,9 @@ def score(
         ),
     ] = None,
     fmt: FormatOption = None,
+    metric: MetricOption = "pass@k",
 ) -> None:
-    """Unbiased pass@k for each results file, with its standard error and confidence interval.
+    """Unbiased pass@k (or pass^k) for each results file, with its standard error and confidence interval.
 
     Exit status: 0, 1 when a --fail-under gate fails, 2 on an error. With
     GITHUB_STEP_SUMMARY set, the Markdown table is appended there too.
@@ -155,6 +160,10 @@ def score(
         thresholds = parse_thresholds(fail_under) if fail_under is not None else None
     except ValueError as exc:
         fail(str(exc))
+    if metric not in ("pass@k", "pass^k"):
+        fail(f"`--metric` must be pass@k or pass^k; got --metric={metric}.")
+    if audit is not None and metric != "pass@k":
+        fail("`--audit` bounds how far pass@k is inflated by verifier holes; it needs --metric pass@k.")
     models = load_models(files)
     ks = parse_ks(k, list(models.values()))
     records = {}
@@ -163,7 +172,7 @@ def score(
         for name, res in models.items():
             warn_if_duplicated(res)
             try:
-                records[name] = score_record(res, ks, level=level, method=ci, target=target, rng=seed)
+                records[name] = score_record(res, ks, level=level, method=ci, target=target, rng=seed, metric=metric)
             except ValueError as exc:
                 fail(f"{res.source or name}: {exc}")
     for w in caught:
@@ -216,15 +225,16 @@ def curve(
     level: Annotated[float, typer.Option("--level", help="Confidence level of the bands and intervals.")] = 0.95,
     seed: Annotated[int, typer.Option("--seed", help="Seed of every bootstrap.")] = 0,
     as_json: JsonOption = False,
+    metric: MetricOption = "pass@k",
 ) -> None:
-    """pass@k against k (log2 grid) with confidence bands, crossings between models, and opt-in points beyond n."""
+    """pass@k (or pass^k) against k (log2 grid) with confidence bands, crossings between models, and opt-in points beyond n."""
     from passatk.curves import curves
     from passatk.report import crossover_lines, curve_table
 
     models = load_models(files)
     ks = None if k is None else parse_ks(k)
     try:
-        result = curves(models, ks, level=level, extrapolate_to=extrapolate_to, law=law, rng=seed)
+        result = curves(models, ks, level=level, extrapolate_to=extrapolate_to, law=law, rng=seed, metric=metric)
     except ValueError as exc:
         fail(str(exc))
     try:
@@ -312,8 +322,9 @@ def compare_cmd(
         ),
     ] = False,
     fmt: FormatOption = None,
+    metric: MetricOption = "pass@k",
 ) -> None:
-    """Paired comparison on the problems the models share: difference, SE, CI and p-value for each k.
+    """Paired comparison on the problems the models share (pass@k, or pass^k): difference, SE, CI and p-value for each k.
 
     With more than two models every pair is compared and p-values are Holm-adjusted.
     Problems present for one model only are listed and excluded. Exit status: 0,
@@ -335,12 +346,12 @@ def compare_cmd(
     try:
         if len(models) == 2:
             (name_a, a), (name_b, b) = models.items()
-            comparisons = [replace(compare(a, b, ks, level=level), name_a=name_a, name_b=name_b)]
+            comparisons = [replace(compare(a, b, ks, level=level, metric=metric), name_a=name_a, name_b=name_b)]
         else:
-            comparisons = compare_all(models, ks, level=level)
+            comparisons = compare_all(models, ks, level=level, metric=metric)
     except ValueError as exc:
         fail(str(exc))
-    options = {"k": ks, "metric": "pass@k", "ci": "t", "level": level}
+    options = {"k": ks, "metric": metric, "ci": "t", "level": level}
     records = [{**provenance([models[c.name_a].source, models[c.name_b].source], options), **c.to_dict()} for c in comparisons]
     markdown = compare_markdown(records)
     if fmt == "json":

@@ -22,6 +22,7 @@ from itertools import combinations
 
 import numpy as np
 
+from passatk._kernels import pass_hat_values
 from passatk._validation import (
     as_int,
     as_ks,
@@ -39,6 +40,7 @@ from passatk.extrapolate import ExtrapolationResult, pass_at_k_beyond
 from passatk.results import Results
 from passatk.uncertainty import ConfidenceInterval, Summary, summarize
 from passatk.uncertainty._bootstrap import percentile_interval, resampled_means
+from passatk.uncertainty._variance import as_metric
 
 __all__ = ["CrossoverResult", "CurvesResult", "crossover", "curves", "log2_ks"]
 
@@ -145,8 +147,9 @@ class CrossoverResult:
         }
 
 
-def _crossover_iv(a, b, ks, level, n_resamples):
+def _crossover_iv(a, b, ks, level, n_resamples, metric):
     as_results(a, "a"), as_results(b, "b")
+    as_metric(metric)
     a, b, _, _ = shared_problems(a, b, at_least=1)
     shared = a.task_ids.tolist()
     n_min = int(min(a.n.min(), b.n.min()))
@@ -155,7 +158,7 @@ def _crossover_iv(a, b, ks, level, n_resamples):
     else:
         ks_arr, _ = as_ks(ks)
         ks_arr = np.unique(ks_arr)
-        require_k_le_n(np.concatenate([a.n, b.n]), ks_arr, shared + shared)
+        require_k_le_n(np.concatenate([a.n, b.n]), ks_arr, shared + shared, metric)
     return a, b, ks_arr, as_level(level), as_n_resamples(n_resamples, 2)
 
 
@@ -168,6 +171,7 @@ def crossover(
     level: float = 0.95,
     n_resamples: int = 2000,
     rng=None,
+    metric: str = "pass@k",
 ) -> CrossoverResult:
     r"""The first k at which the model leading at small k falls behind the other.
 
@@ -196,6 +200,8 @@ def crossover(
         Seeds the bootstrap (``seed=`` is an alias).  The default, None, is the
         fixed seed ``passatk._validation.DEFAULT_SEED`` (0), so ``ci`` and
         ``share_crossing`` are the same on every run; pass another seed to vary them.
+    metric : {"pass@k", "pass^k"}, default "pass@k"
+        ``"pass^k"`` compares the curves of :func:`passatk.pass_hat_k`.
 
     Returns
     -------
@@ -232,8 +238,11 @@ def crossover(
     >>> x.leader_at_small_k, x.k_cross
     ('focused', 3)
     """
-    a, b, ks, level, n_resamples = _crossover_iv(a, b, ks, level, n_resamples)
-    per_problem = pass_at_k_curve(a.n, a.c, ks) - pass_at_k_curve(b.n, b.c, ks)  # (N, K)
+    a, b, ks, level, n_resamples = _crossover_iv(a, b, ks, level, n_resamples, metric)
+    if metric == "pass^k":
+        per_problem = pass_hat_values(a.n, a.c, ks) - pass_hat_values(b.n, b.c, ks)  # (N, K)
+    else:
+        per_problem = pass_at_k_curve(a.n, a.c, ks) - pass_at_k_curve(b.n, b.c, ks)
     diff = per_problem.mean(axis=0)
     nonzero = np.flatnonzero(diff)
     sign = float(np.sign(diff[nonzero[0]])) if nonzero.size else 0.0
@@ -331,8 +340,9 @@ def curves(
     extrapolate_to: int | None = None,
     law: str = "beta_binomial",
     rng: int | np.random.Generator | None = None,
+    metric: str = "pass@k",
 ) -> CurvesResult:
-    """pass@k curves with bands for each model, crossings for each pair, and optional points beyond n.
+    """pass@k (or pass^k) curves with bands for each model, crossings for each pair, and optional points beyond n.
 
     Parameters
     ----------
@@ -354,10 +364,19 @@ def curves(
         Seeds every bootstrap (``seed=`` is an alias).  The default, None, is
         the fixed seed ``passatk._validation.DEFAULT_SEED`` (0), the same as
         the CLI's ``--seed``.
+    metric : {"pass@k", "pass^k"}, default "pass@k"
+        ``"pass^k"``: curves, bands and crossings of :func:`passatk.pass_hat_k`
+        (all k attempts succeed).  ``extrapolate_to`` is for pass@k only.
 
     Returns
     -------
     CurvesResult
+
+    Raises
+    ------
+    ValueError
+        As :func:`passatk.summarize` and :func:`crossover`, and for
+        ``extrapolate_to`` with ``metric="pass^k"``.
 
     Examples
     --------
@@ -368,8 +387,14 @@ def curves(
     ((1, 2, 4, 8), [0.417, 0.488, 0.595, 0.667])
     """
     models = as_models(models)
+    metric = as_metric(metric)
+    if extrapolate_to is not None and metric != "pass@k":
+        raise ValueError(
+            f"`extrapolate_to` is for pass@k only (a law of p fitted across problems); got metric={metric!r}. "
+            "Drop extrapolate_to, or use metric='pass@k'."
+        )
     summaries = {
-        name: _named(summarize(r, log2_ks(int(r.n.min())) if ks is None else ks, level=level, rng=rng), name)
+        name: _named(summarize(r, log2_ks(int(r.n.min())) if ks is None else ks, level=level, rng=rng, metric=metric), name)
         for name, r in models.items()
     }
     extrapolations = {}
@@ -384,7 +409,7 @@ def curves(
             )
             extrapolations[name] = pass_at_k_beyond(r, log2_ks(int(extrapolate_to), own_n + 1), law=law, rng=rng)
     pairs = [
-        crossover(models[a], models[b], level=level, rng=rng)
+        crossover(models[a], models[b], level=level, rng=rng, metric=metric)
         for a, b in combinations(models, 2)
         if set(models[a].task_ids.tolist()) & set(models[b].task_ids.tolist())  # different benchmarks: no pair
     ]

@@ -140,8 +140,9 @@ def plot_curves(
     _log2_axis(ax, k_max)
     ax.set_ylim(0, 100)
     ax.set_xlabel("k (attempts per problem, log\u2082 scale)")
-    ax.set_ylabel("pass@k (% of problems solved)")
-    ax.set_title(title or "pass@k against k")
+    metric = summaries[0].metric
+    ax.set_ylabel(f"{metric} (% of problems solved)")
+    ax.set_title(title or f"{metric} against k")
     ax.grid(True, which="major", color="0.9", linewidth=0.8)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8, frameon=False, ncol=1)
     fig.tight_layout()

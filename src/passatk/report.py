@@ -43,12 +43,13 @@ def score_dict(
     method: str = "t",
     target: str = "population",
     rng: int | None = None,
+    metric: str = "pass@k",
 ) -> dict:
     """The ``--json`` record of ``passatk score`` for one model (DESIGN.md's shape).
 
     A thin wrapper: ``summarize(results, ks, ...).to_dict()``, so every
     estimate carries its standard error and confidence interval
-    (``seed=`` is an alias of ``rng``).
+    (``seed=`` is an alias of ``rng``; ``metric`` is ``"pass@k"`` or ``"pass^k"``).
 
     Examples
     --------
@@ -57,7 +58,7 @@ def score_dict(
     >>> rec["problems"], rec["samples"], rec["pass_at_k"]["1"]["estimate"], round(rec["pass_at_k"]["1"]["se"], 4)
     (3, 30, 0.3, 0.1732)
     """
-    return summarize(results, list(ks), level=level, method=method, target=target, rng=rng).to_dict()
+    return summarize(results, list(ks), level=level, method=method, target=target, rng=rng, metric=metric).to_dict()
 
 
 def score_record(
@@ -68,6 +69,7 @@ def score_record(
     method: str = "t",
     target: str = "population",
     rng: int = 0,
+    metric: str = "pass@k",
 ) -> dict:
     """What ``passatk score --json`` prints for one model: its provenance, then :func:`score_dict`.
 
@@ -77,11 +79,22 @@ def score_record(
     """
     from passatk._provenance import provenance
 
-    options = {"k": [int(k) for k in ks], "metric": "pass@k", "ci": method, "level": level, "target": target, "seed": rng}
+    options = {"k": [int(k) for k in ks], "metric": metric, "ci": method, "level": level, "target": target, "seed": rng}
     return {
         **provenance([results.source], options),
-        **score_dict(results, ks, level=level, method=method, target=target, rng=rng),
+        **score_dict(results, ks, level=level, method=method, target=target, rng=rng, metric=metric),
     }
+
+
+def _metric_label(rec: Mapping, k) -> str:
+    """``pass@10`` or ``pass^10``: the record's metric (pass@k when it names none) at one k."""
+    return f"{rec.get('metric', 'pass@k')[:-1]}{k}"
+
+
+def _metric_name(records) -> str:
+    """The metric of a set of records (pass@k when they name none)."""
+    first = next(iter(records.values())) if isinstance(records, Mapping) else records[0]
+    return first.get("metric", "pass@k")
 
 
 def score_rows(records: Mapping[str, dict]) -> list[tuple[str, str, str, str, str, bool]]:
@@ -102,7 +115,8 @@ def score_rows(records: Mapping[str, dict]) -> list[tuple[str, str, str, str, st
         for i, (k, e) in enumerate(items):
             se = "-" if e["se"] is None else f"{e['se']:.4f}"
             ci = "-" if e["ci"] is None else f"[{e['ci'][0]:.4f}, {e['ci'][1]:.4f}]"
-            rows.append((labels[i] if i < len(labels) else "", f"pass@{k}", f"{e['estimate']:.4f}", se, ci, i == len(items) - 1))
+            label = _metric_label(rec, k)
+            rows.append((labels[i] if i < len(labels) else "", label, f"{e['estimate']:.4f}", se, ci, i == len(items) - 1))
     return rows
 
 
@@ -111,7 +125,7 @@ def score_table(records: Mapping[str, dict]):
     from rich.table import Table
 
     first = next(iter(records.values()))
-    title = "pass@k (unbiased estimator)"
+    title = f"{_metric_name(records)} (unbiased estimator)"
     if "level" in first:
         title += f", standard error and {first['level']:.0%} CI ({first['method']}, {first['target']})"
     table = Table(title=title, title_justify="left")
@@ -172,7 +186,8 @@ def compare_table(records: Sequence[dict]):
 
     level = records[0]["level"]
     table = Table(
-        title=f"A - B on shared problems ± paired SE, {level:.0%} CI (t); {MCNEMAR_MARK} = McNemar exact",
+        title=("" if _metric_name(records) == "pass@k" else f"{_metric_name(records)}: ")
+        + f"A - B on shared problems ± paired SE, {level:.0%} CI (t); {MCNEMAR_MARK} = McNemar exact",
         title_justify="left",
     )
     table.add_column("A - B")
@@ -212,9 +227,10 @@ def curve_table(result):
     """
     from rich.table import Table
 
-    level = int(round(100 * next(iter(result.summaries.values())).level))
+    first = next(iter(result.summaries.values()))
+    level = int(round(100 * first.level))
     table = Table(
-        title=f"pass@k curve (estimate [{level}% CI])",
+        title=f"{first.metric} curve (estimate [{level}% CI])",
         title_justify="left",
         caption="* model-based beyond n (fitted law of p across problems; not an unbiased estimate)"
         if result.extrapolations
@@ -339,7 +355,7 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 def score_markdown(records: Mapping[str, dict]) -> str:
     """``passatk score --format markdown``: the rows of :func:`score_table`, as Markdown."""
     first = next(iter(records.values()))
-    title = f"**pass@k** (unbiased), ± SE and {first['level']:.0%} CI ({first['method']}, {first['target']})"
+    title = f"**{_metric_name(records)}** (unbiased), ± SE and {first['level']:.0%} CI ({first['method']}, {first['target']})"
     table = markdown_table(["model", "k", "estimate", "± SE", f"{first['level']:.0%} CI"], (r[:5] for r in score_rows(records)))
     return f"{title}\n\n{table}\n"
 
@@ -349,6 +365,9 @@ def compare_markdown(records: Sequence[dict]) -> str:
     level = records[0]["level"]
     holm = ["p Holm"] if _has_holm(records) else []
     header = ["A - B", "k", "difference", f"{level:.0%} CI", "p", *holm, "unpaired SE", "corr"]
+    metric = _metric_name(records)
     title = f"**A - B** on shared problems ± paired SE, {level:.0%} CI (t); {MCNEMAR_MARK} = McNemar exact"
+    if metric != "pass@k":
+        title = f"**{metric}**: {title}"
     notes = "".join(f"\n{line}\n" for line in excluded_lines(records))
     return f"{title}\n\n{markdown_table(header, (row for row, _ in compare_rows(records)))}\n{notes}"

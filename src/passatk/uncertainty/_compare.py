@@ -11,6 +11,7 @@ import numpy as np
 from passatk._validation import as_ks, as_level, as_results, options, shared_problems
 from passatk.results import Results
 from passatk.uncertainty._common import ConfidenceInterval, json_number, quantile
+from passatk.uncertainty._variance import as_metric
 
 __all__ = ["Comparison", "compare", "compare_all", "holm"]
 
@@ -54,6 +55,8 @@ class Comparison:
     p_value_holm : ndarray or None
         Holm-adjusted p-value when the comparison is one of several
         (:func:`compare_all`).
+    metric : str
+        ``"pass@k"`` or ``"pass^k"``: what the estimates estimate.
     task_ids : ndarray
         The shared problems, in model A's order.
     per_problem : ndarray, shape (N, K)
@@ -84,6 +87,7 @@ class Comparison:
     test: tuple[str, ...]
     level: float
     p_value_holm: np.ndarray | None = None
+    metric: str = "pass@k"
     task_ids: np.ndarray = field(default=None, repr=False)
     per_problem: np.ndarray = field(default=None, repr=False)
 
@@ -129,6 +133,7 @@ class Comparison:
                 rec["p_value_holm"] = json_number(self.p_value_holm[j])
             per_k[str(k)] = rec
         return {
+            "metric": self.metric,
             "a": self.name_a,
             "b": self.name_b,
             "name_a": self.name_a,
@@ -169,16 +174,17 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.where(denom > 0, (xc * yc).sum(axis=0) / denom, np.nan)
 
 
-def _estimates(res: Results, ks: np.ndarray) -> np.ndarray:
+def _estimates(res: Results, ks: np.ndarray, metric: str = "pass@k") -> np.ndarray:
     try:
-        return np.asarray(res.pass_at_k(ks), dtype=np.float64).reshape(len(res), ks.size)
+        values = res.pass_hat_k(ks) if metric == "pass^k" else res.pass_at_k(ks)
+        return np.asarray(values, dtype=np.float64).reshape(len(res), ks.size)
     except ValueError as exc:
         raise ValueError(f"model {res.name!r}: {exc}") from None
 
 
 @options(positional=("level",))
-def compare(a: Results, b: Results, ks: int | Sequence[int], *, level: float = 0.95) -> Comparison:
-    r"""Paired comparison of pass@k of two models on the problems both were run on.
+def compare(a: Results, b: Results, ks: int | Sequence[int], *, level: float = 0.95, metric: str = "pass@k") -> Comparison:
+    r"""Paired comparison of pass@k (or pass^k) of two models on the problems both were run on.
 
     With :math:`d_i = \hat\rho_{A,i} - \hat\rho_{B,i}` on the N shared problems,
 
@@ -199,6 +205,9 @@ def compare(a: Results, b: Results, ks: int | Sequence[int], *, level: float = 0
         The k values (each ``<= n`` of every shared problem of both models).
     level : float, default 0.95
         Confidence level of ``ci`` (``confidence_level=`` is an alias).
+    metric : {"pass@k", "pass^k"}, default "pass@k"
+        ``"pass^k"`` compares :func:`passatk.pass_hat_k` per problem (all k
+        attempts succeed) the same way.
 
     Returns
     -------
@@ -249,9 +258,10 @@ def compare(a: Results, b: Results, ks: int | Sequence[int], *, level: float = 0
     """
     as_results(a, "a"), as_results(b, "b")
     level = as_level(level)
+    metric = as_metric(metric)
     ks_arr, _ = as_ks(ks)
     sa, sb, only_in_a, only_in_b = shared_problems(a, b, at_least=2)
-    xa, xb = _estimates(sa, ks_arr), _estimates(sb, ks_arr)
+    xa, xb = _estimates(sa, ks_arr, metric), _estimates(sb, ks_arr, metric)
     d = xa - xb
     big_n = len(sa)
     se = d.std(axis=0, ddof=1) / np.sqrt(big_n)
@@ -281,6 +291,7 @@ def compare(a: Results, b: Results, ks: int | Sequence[int], *, level: float = 0
         p_value=p,
         test=tuple(tests),
         level=level,
+        metric=metric,
         task_ids=sa.task_ids,
         per_problem=d,
     )
@@ -315,14 +326,16 @@ def holm(p_values) -> np.ndarray:
 
 
 @options(positional=("level",))
-def compare_all(models: Mapping[str, Results], ks: int | Sequence[int], *, level: float = 0.95) -> list[Comparison]:
+def compare_all(
+    models: Mapping[str, Results], ks: int | Sequence[int], *, level: float = 0.95, metric: str = "pass@k"
+) -> list[Comparison]:
     """Every pair of several models (:func:`compare`), with Holm-adjusted p-values.
 
     Pairs follow the order of ``models`` (first against second, first
     against third, ...).  For each k the m = M(M-1)/2 p-values are adjusted
     together (:func:`holm`), so "some pair differs at level alpha" holds
     with family-wise error at most alpha; the adjusted values are in
-    ``p_value_holm``.
+    ``p_value_holm``.  ``metric`` is :func:`compare`'s.
 
     Raises
     ------
@@ -341,6 +354,6 @@ def compare_all(models: Mapping[str, Results], ks: int | Sequence[int], *, level
     if len(models) < 2:
         raise ValueError(f"comparing needs at least 2 models; got {len(models)} ({', '.join(models) or 'none'}).")
     names = list(combinations(models, 2))
-    pairs = [compare(models[x], models[y], ks, level=level) for x, y in names]
+    pairs = [compare(models[x], models[y], ks, level=level, metric=metric) for x, y in names]
     adjusted = np.column_stack([holm(col) for col in np.array([c.p_value for c in pairs]).T])
     return [replace(c, name_a=x, name_b=y, p_value_holm=adjusted[i]) for i, (c, (x, y)) in enumerate(zip(pairs, names))]

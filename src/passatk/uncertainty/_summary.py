@@ -1,4 +1,4 @@
-"""A benchmark's pass@k with its standard error, interval and variance split (:func:`summarize`)."""
+"""A benchmark's pass@k (or pass^k) with its standard error, interval and variance split (:func:`summarize`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from passatk._validation import as_choice, as_ks, as_level, as_n_resamples, as_r
 from passatk.results import Results
 from passatk.uncertainty._bootstrap import bca_interval, percentile_interval, resampled_means, unit_sums
 from passatk.uncertainty._common import ConfidenceInterval, json_number, quantile
-from passatk.uncertainty._variance import variance_estimate
+from passatk.uncertainty._variance import as_metric, variance_estimate
 
 __all__ = ["Summary", "summarize", "METHODS", "TARGETS"]
 
@@ -105,7 +105,7 @@ def _robust_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray
 # --------------------------------------------------------------------------- #
 @dataclass(frozen=True)
 class Summary:
-    r"""pass@k of one model over a benchmark, with its uncertainty.
+    r"""pass@k (or pass^k) of one model over a benchmark, with its uncertainty.
 
     Attributes
     ----------
@@ -137,6 +137,8 @@ class Summary:
         Number of clusters when a clustered SE was asked for.
     name : str
         The model's name.
+    metric : str
+        ``"pass@k"`` or ``"pass^k"``: what ``estimate`` estimates.
     per_problem : ndarray, shape (N, K)
         The per-problem estimates.
     bootstrap_distribution : ndarray or None, shape (n_resamples, K)
@@ -163,6 +165,7 @@ class Summary:
     target: str
     clusters: int | None = None
     name: str = ""
+    metric: str = "pass@k"
     per_problem: np.ndarray = field(default=None, repr=False)
     bootstrap_distribution: np.ndarray | None = field(default=None, repr=False)
     _codes: np.ndarray | None = field(default=None, repr=False)
@@ -188,8 +191,13 @@ class Summary:
         return _interval(parts, level, method, self._n_resamples, self._rng)[0]
 
     def to_dict(self) -> dict:
-        """The ``--json`` record: problems, samples and, per k, estimate, se, ci and the variance split."""
+        """The ``--json`` record: the metric, problems, samples and, per k, estimate, se, ci and the variance split.
+
+        The per-k entries sit under ``"pass_at_k"`` whichever the metric (the
+        record's shape does not change with it); ``"metric"`` says which.
+        """
         return {
+            "metric": self.metric,
             "problems": self.problems,
             "samples": self.samples,
             "level": self.level,
@@ -222,8 +230,9 @@ def summarize(
     cluster: Sequence | Mapping | None = None,
     n_resamples: int = 2000,
     rng: int | np.random.Generator | None = None,
+    metric: str = "pass@k",
 ) -> Summary:
-    r"""Benchmark pass@k for each k with its standard error, confidence interval and variance split.
+    r"""Benchmark pass@k (or pass^k) for each k with its standard error, confidence interval and variance split.
 
     With per-problem unbiased estimates :math:`\hat\rho_i` of N problems,
 
@@ -264,6 +273,11 @@ def summarize(
         Seeds the bootstrap (``seed=`` is an alias); global numpy state is never used.
         The default, None, is the fixed seed ``passatk._validation.DEFAULT_SEED`` (0),
         so the same call gives the same interval; pass another seed to vary it.
+    metric : {"pass@k", "pass^k"}, default "pass@k"
+        ``"pass^k"``: the chance that all k attempts succeed
+        (:func:`passatk.pass_hat_k` per problem, its
+        ``variance_estimate(..., metric="pass^k")`` within problems); every
+        standard error, interval and option works the same way.
 
     Returns
     -------
@@ -332,6 +346,7 @@ def summarize(
     (0.0, 0.9446)
     """
     as_results(results)
+    metric = as_metric(metric)
     as_choice(target, "target", TARGETS)
     level = as_level(level)
     method = _method_iv(method, target, cluster is not None)
@@ -340,8 +355,9 @@ def summarize(
     codes = _cluster_iv(cluster, results.task_ids)
     if target == "fixed" and codes is not None:
         raise ValueError("`cluster` only applies to target='population'; the fixed target has no between-problem noise.")
-    values = np.asarray(results.pass_at_k(ks_arr), dtype=np.float64).reshape(len(results), ks_arr.size)
-    vhat = variance_estimate(results.n, results.c, ks_arr).reshape(values.shape)
+    per_problem = results.pass_hat_k if metric == "pass^k" else results.pass_at_k
+    values = np.asarray(per_problem(ks_arr), dtype=np.float64).reshape(len(results), ks_arr.size)
+    vhat = variance_estimate(results.n, results.c, ks_arr, metric=metric).reshape(values.shape)
     n_units = len(results) if codes is None else int(codes.max()) + 1
     if target == "population" and n_units < 2:
         unit = "problems" if codes is None else "clusters"
@@ -380,6 +396,7 @@ def summarize(
         target=target,
         clusters=None if codes is None else n_units,
         name=results.name,
+        metric=metric,
         per_problem=values,
         bootstrap_distribution=dist,
         _codes=codes,
