@@ -69,6 +69,21 @@ def binary_weights(xp, correct, counts: np.ndarray, k: int, estimator: str, devi
     return xp.where(correct, w_correct, w_wrong)
 
 
+def binary_min_weights(xp, correct, counts: np.ndarray, k: int, estimator: str, device):
+    r"""pass^k weights for a ``(groups, n)`` boolean block, from pass@k's weights of the failures.
+
+    All of a k-subset is correct iff none of it fails: :math:`\min(V_S) = 1 - \max(F_S)`
+    with :math:`F = 1 - V`.  Every weight is linear in the subset scores, a
+    constant score 1 gets :math:`k/n` from the subset average and ``scale``
+    from the baseline, so :math:`w_i(\min, V) = (k/n - \mathrm{scale}) - w_i(\max, F)`
+    (``scale``: 0 without a baseline, :math:`k/n` for ``loo_minus_one``,
+    :math:`k/(n-1)` for ``loo``).
+    """
+    n = correct.shape[1]
+    scale = _BASELINES[estimator](n, k)[1] if estimator in _BASELINES else 0.0
+    return (k / n - scale) - binary_weights(xp, xp.logical_not(correct), n - counts, k, estimator, device)
+
+
 # --------------------------------------------------------------------------- #
 # real-valued rewards: sort once per group, then prefix and suffix sums
 # --------------------------------------------------------------------------- #

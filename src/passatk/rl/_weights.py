@@ -106,15 +106,16 @@ def groups(aac, index, size: int):
     return unique, inverse.reshape(-1), counts
 
 
-def _check_group_size(n: int, k: int, estimator: str, where: str) -> None:
+def _check_group_size(n: int, k: int, estimator: str, where: str, metric: str = "pass@k") -> None:
     if n < k:
         raise ValueError(
-            f"`k` must not exceed the samples per group: no unbiased pass@{k} gradient exists from fewer "
+            f"`k` must not exceed the samples per group: no unbiased {metric[:-1]}{k} gradient exists from fewer "
             f"than {k} samples; {where} has n={n} < k={k}."
         )
     if estimator == "loo" and n == k:
         raise ValueError(
-            f"estimator='loo' needs k < n: its baseline is the max@{k} estimate of the other n-1 samples; "
+            f"estimator='loo' needs k < n: its baseline is the {'min' if metric == 'pass^k' else 'max'}@{k} estimate "
+            "of the other n-1 samples; "
             f"{where} has n={n}, k={k}. 'loo_minus_one' allows k = n."
         )
     if estimator == "loo_minus_one" and n == 1:
@@ -141,8 +142,8 @@ def _float64(aac, rewards):
 # public API
 # --------------------------------------------------------------------------- #
 @options(positional=("estimator", "index"))
-def pass_at_k_weights(rewards, k, *, estimator="loo_minus_one", index=None):
-    r"""Per-sample weights of an unbiased policy gradient of pass@k (binary) or max@k (real rewards).
+def pass_at_k_weights(rewards, k, *, estimator="loo_minus_one", index=None, metric="pass@k"):
+    r"""Per-sample weights of an unbiased policy gradient of pass@k or pass^k (binary), max@k or min@k (real rewards).
 
     For one prompt with rewards :math:`g_1, \dots, g_n` of n i.i.d. samples,
     :math:`\sum_i w_i \nabla_\theta \log\pi_\theta(y_i)` estimates the gradient
@@ -193,6 +194,10 @@ def pass_at_k_weights(rewards, k, *, estimator="loo_minus_one", index=None):
     index : array_like, shape (batch,), optional
         Group label of each sample (strings or integers, as veRL passes
         ``uid``); groups may differ in size.  With ``index``, ``rewards`` is 1-D.
+    metric : {"pass@k", "pass^k"}, default "pass@k"
+        ``"pass^k"``: the gradient of :math:`E[\min(g_{1..k})]`, for 0/1
+        rewards of pass^k :math:`p^k` (all k attempts succeed), with the same
+        estimators (``"chen"`` excepted); see Notes.
 
     Returns
     -------
@@ -234,6 +239,33 @@ def pass_at_k_weights(rewards, k, *, estimator="loo_minus_one", index=None):
     ``n * w_i``; the veRL and TRL adapters return that.  The weights are not
     divided by a standard deviation: that would bias them (see ``"chen"``).
 
+    pass^k.  For i.i.d. :math:`y_1..y_k`, :math:`\Pr[\min_i V_i = 1] = p^k`, so
+    :math:`\nabla p^k = E[\min_{i \le k} V_i \sum_{i \le k} s_i]`, and the
+    average over the k-subsets of the n samples gives
+    :math:`w_i = \binom nk^{-1} \sum_{S \ni i} \min_{j \in S} V_j`.  A
+    subset holding a failure scores 0; a correct sample lies in
+    :math:`\binom{c-1}{k-1}` all-correct subsets, so, with
+    :math:`\tau_{-i}` the unbiased pass^(k-1) estimate
+    :math:`\binom{c_{-i}}{k-1}/\binom{n-1}{k-1}` of the other n-1 samples,
+
+    .. math::
+
+        w_i^{\mathrm{unbiased}} = \tfrac kn\,V_i\,\tau_{-i}, \qquad
+        w_i^{\mathrm{loo\_minus\_one}} = w_i^{\mathrm{unbiased}} - \tfrac kn\,\tau_{-i}
+            = -\tfrac kn\,(1 - V_i)\,\tau_{-i} .
+
+    The baseline :math:`\tfrac kn \tau_{-i}` does not depend on sample i, so
+    the estimate stays unbiased; only *failed* samples receive weight,
+    pushed down by the estimated chance that the other k-1 draws would all
+    have succeeded -- the mirror of pass@k, where only successes are pushed up.
+    Its expectation is :math:`k p^{k-1} \nabla p`.  ``"loo"`` subtracts
+    :math:`\tfrac{k}{n-1}\widehat{\mathrm{pass^k}}(V_{-i})`.  For real rewards
+    the same formulas with min in place of max are the max@k weights of
+    :math:`-g`, negated; for 0/1 rewards the kernel uses
+    :math:`\min(V_S) = 1 - \max(1 - V_S)`: the pass@k weights of the
+    failures, negated and shifted by :math:`k/n - \mathrm{scale}` (0 for
+    ``"loo_minus_one"``).  At ``k = 1`` both metrics give the same weights.
+
     References
     ----------
     .. [1] C. Walder, D. Karkhanis, "Pass@K Policy Optimization: Solving Harder
@@ -259,10 +291,22 @@ def pass_at_k_weights(rewards, k, *, estimator="loo_minus_one", index=None):
 
     >>> pass_at_k_weights([1, 0, 0, 1, 0], k=2, index=["a", "a", "b", "b", "b"]).round(4)
     array([1.    , 0.    , 0.    , 0.6667, 0.    ])
+
+    pass^k: only the failures get weight (here -(4/8) * C(3, 3)/C(7, 3) = -1/70 each).
+
+    >>> pass_at_k_weights([[1, 1, 1, 0, 0, 0, 0, 0]], k=4, metric="pass^k").round(6)
+    array([[ 0.      ,  0.      ,  0.      , -0.014286, -0.014286, -0.014286,
+            -0.014286, -0.014286]])
     """
     aac = array_api()
     k = as_single_k(k)
     estimator = as_estimator(estimator)
+    metric = as_choice(metric, "metric", ("pass@k", "pass^k"))
+    if metric == "pass^k" and estimator == "chen":
+        raise ValueError(
+            "estimator='chen' is Chen et al.'s analytic pass@k advantage; with metric='pass^k' use "
+            "'loo_minus_one', 'loo' or 'unbiased'."
+        )
     rewards, xp, kind, binary = _rewards_iv(aac, rewards, index is not None, estimator)
     device = aac.device(rewards)
     out_dtype = rewards.dtype
@@ -273,18 +317,21 @@ def pass_at_k_weights(rewards, k, *, estimator="loo_minus_one", index=None):
         if binary:
             correct = block if kind == "bool" else block == 1
             counts = _to_host(aac, xp.sum(xp.astype(correct, xp.int64), axis=1))
-            return _kernels.binary_weights(xp, correct, counts, k, estimator, device)
+            kernel = _kernels.binary_min_weights if metric == "pass^k" else _kernels.binary_weights
+            return kernel(xp, correct, counts, k, estimator, device)
+        if metric == "pass^k":  # min(g_S) = -max(-g_S), and every weight is linear in the subset scores
+            return 0.0 - _kernels.sorted_weights(xp, -xp.astype(block, xp.float64), k, estimator, device)  # +0.0, not -0.0
         return _kernels.sorted_weights(xp, xp.astype(block, xp.float64), k, estimator, device)
 
     if index is None:
-        _check_group_size(int(rewards.shape[1]), k, estimator, "every prompt")
+        _check_group_size(int(rewards.shape[1]), k, estimator, "every prompt", metric)
         with _float64(aac, rewards):
             return xp.astype(weights_of(rewards), out_dtype)
 
     labels, group, sizes = groups(aac, index, int(rewards.shape[0]))
     smallest = int(np.argmin(sizes))
     label = labels[smallest]
-    _check_group_size(int(sizes[smallest]), k, estimator, f"group {getattr(label, 'tolist', lambda: label)()!r}")
+    _check_group_size(int(sizes[smallest]), k, estimator, f"group {getattr(label, 'tolist', lambda: label)()!r}", metric)
     # samples ordered by (group size, group, position): each size is one (groups, n) block
     order = np.lexsort((np.arange(group.size), group, sizes[group]))
     ordered_sizes = sizes[group][order]
