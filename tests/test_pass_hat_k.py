@@ -267,3 +267,17 @@ class TestPassHatKVarianceEstimate:
         """k > n raises naming pass^k."""
         with pytest.raises(ValueError, match=r"pass\^7 cannot be estimated"):
             variance_estimate(6, 4, 7, metric="pass^k")
+
+
+class TestPassHatKVarianceExtremes:
+    @pytest.mark.parametrize("p", [Fraction(1, 10**10), Fraction(1, 10**4), Fraction(10**10 - 1, 10**10)])
+    def test_relative_accuracy_near_0_and_1(self, p):
+        """p near 0 or 1 keeps its digits: exact and asymptotic variance within 1e-12 of the value at the float p given."""
+        p = Fraction(float(p))  # the input itself, exactly: near 1 its rounding is a relative 1e-7 of 1 - p
+        for n, k in ((5, 2), (12, 3), (30, 1)):
+            want = exact_variance(n, k, p)
+            got = variance(n, k, float(p), metric="pass^k")
+            assert abs(Fraction(got) - want) <= Fraction(1, 10**12) * want, (n, k, p, got, float(want))
+            lead = k**2 * (1 - p) * p ** (2 * k - 1) / n
+            asym = variance(n, k, float(p), metric="pass^k", method="asymptotic")
+            assert abs(Fraction(asym) - lead) <= Fraction(1, 10**12) * lead, (n, k, p)

@@ -48,8 +48,6 @@ def _variance_iv(n, k, p, method: str, metric: str) -> tuple[np.ndarray, np.ndar
     n_arr = as_int_array(n, "n")
     k_arr = as_int_array(k, "k")
     p_arr = as_probabilities(p, "p")
-    if metric == "pass^k":  # pass^k's estimator is pass@k's miss probability with success and failure swapped
-        p_arr = 1.0 - p_arr
     if p_arr.size == 0:
         raise ValueError("`p` is empty; pass at least one probability.")
     n_arr, k_arr, p_arr = broadcast_named(n=n_arr, k=k_arr, p=p_arr)
@@ -180,7 +178,8 @@ def variance(n, k, p, *, method: str = "exact", metric: str = "pass@k"):
         \operatorname{Var}(V_k) = \sum_{j=1}^{k} w_j \bigl[p^{2k-j} - p^{2k}\bigr]
             \simeq \frac{k^2\,p^{2k-1}(1-p)}{n},
 
-    the formula above with ``1 - p`` for ``p``.
+    the formula above with ``1 - p`` for ``p``, computed from ``log p`` so
+    that ``p`` near 0 or 1 keeps its digits (``1 - p`` is never formed).
 
     References
     ----------
@@ -198,7 +197,9 @@ def variance(n, k, p, *, method: str = "exact", metric: str = "pass@k"):
     (0.00048, 0.000456)
     """
     n_arr, k_arr, p_arr = _variance_iv(n, k, p, method, metric)
-    if method == "asymptotic":
+    if method == "asymptotic" and metric == "pass^k":
+        out = k_arr**2 * (1.0 - p_arr) * p_arr ** (2 * k_arr - 1) / n_arr  # leading_variance at 1 - p, without forming 1 - p
+    elif method == "asymptotic":
         out = leading_variance(k_arr, p_arr) / n_arr
     else:
         pairs, inv = np.unique(np.stack([n_arr.ravel(), k_arr.ravel()]), axis=1, return_inverse=True)
@@ -208,8 +209,12 @@ def variance(n, k, p, *, method: str = "exact", metric: str = "pass@k"):
         kk, pp = k_arr[..., None], p_arr[..., None]
         jj = np.minimum(j, kk)  # any valid exponent where the weight is 0
         with np.errstate(divide="ignore"):
-            not_all_fail = -np.expm1(jj * np.log1p(-pp))  # 1 - (1-p)^j
-        out = (w * (1.0 - pp) ** (2 * kk - jj) * not_all_fail).sum(axis=-1)
+            if metric == "pass^k":  # b = p, the chance one sample succeeds: w_j p^(2k-j) (1 - p^j), 1 - p never formed
+                log_b = np.log(pp)
+                out = (w * np.exp((2 * kk - jj) * log_b) * -np.expm1(jj * log_b)).sum(axis=-1)
+            else:  # b = 1 - p, the chance one sample fails
+                not_all_fail = -np.expm1(jj * np.log1p(-pp))  # 1 - (1-p)^j
+                out = (w * (1.0 - pp) ** (2 * kk - jj) * not_all_fail).sum(axis=-1)
     return float(out) if out.ndim == 0 else out
 
 
