@@ -199,3 +199,15 @@ def load(path):
     from passatk import load_results
 
     return load_results(path)
+
+
+class TestGatesMetric:
+    def test_fail_under_and_fail_if_worse_name_pass_hat_k(self, tmp_path):
+        """The CI gates read the pass^k numbers and say pass^k in their messages."""
+        pa = _counts(tmp_path, A, "a")
+        res = runner.invoke(app, ["score", str(pa), "-k", "4", "--metric", "pass^k", "--fail-under", "4=0.99"])
+        assert res.exit_code == 1 and "pass^4 = " in res.output
+        worse = Results.from_counts(IDS, [16] * 12, [0] * 12, name="W")
+        pw = _counts(tmp_path, worse, "w")
+        res = runner.invoke(app, ["compare", str(pa), str(pw), "-k", "1", "--metric", "pass^k", "--fail-if-worse"])
+        assert res.exit_code == 1 and "w is worse than a at pass^1" in res.output

@@ -76,12 +76,12 @@ def worse_than_baseline(records: Sequence[dict], alpha: float) -> list[str]:
     ['B is worse than A at pass@1: difference A - B = +0.1000, Holm-adjusted p = 0.0020']
     """
     baseline = records[0]["a"]
-    tests = [(rec["b"], k, e) for rec in records if rec["a"] == baseline for k, e in rec["pass_at_k"].items()]
+    tests = [(rec, k, e) for rec in records if rec["a"] == baseline for k, e in rec["pass_at_k"].items()]
     p = np.array([1.0 if e["p_value"] is None else e["p_value"] for _, _, e in tests])
     adjusted = holm(p) if p.size else p
     return [
-        f"{b} is worse than {baseline} at pass@{k}: difference {baseline} - {b} = {e['difference']:+.4f}, "
-        f"Holm-adjusted p = {q:.4f}"
-        for (b, k, e), q in zip(tests, adjusted)
+        f"{rec['b']} is worse than {baseline} at {rec.get('metric', 'pass@k')[:-1]}{k}: "
+        f"difference {baseline} - {rec['b']} = {e['difference']:+.4f}, Holm-adjusted p = {q:.4f}"
+        for (rec, k, e), q in zip(tests, adjusted)
         if e["difference"] is not None and e["difference"] > 0 and q <= alpha
     ]
