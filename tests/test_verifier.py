@@ -320,7 +320,15 @@ def test_bad_options():
 # nothing accumulates
 # --------------------------------------------------------------------------- #
 def _children() -> int:
-    return sum(len(open(f"/proc/self/task/{t}/children").read().split()) for t in os.listdir("/proc/self/task"))
+    """Child processes of every thread of this process."""
+    count = 0
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/children") as fh:
+                count += len(fh.read().split())
+        except FileNotFoundError:  # a thread that ended meanwhile
+            pass
+    return count
 
 
 def _rss_mb() -> float:
@@ -362,7 +370,7 @@ def test_ten_thousand_calls_leak_nothing():
         failures, calls_made = run(0, 10_000)
         after = len(os.listdir("/proc/self/fd")), _children(), threading.active_count(), _rss_mb()
     assert (failures, calls_made) == (1000, 10_000)  # the odd i that are multiples of 5 fail
-    assert after[:3] == before[:3], (before, after)
+    assert all(a <= b for a, b in zip(after[:3], before[:3])), (before, after)  # (a thread of an earlier test may end meanwhile)
     assert after[3] - before[3] < 8, (before, after)
 
 
