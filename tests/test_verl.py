@@ -302,3 +302,33 @@ def test_import_does_not_import_verl_or_the_executor():
     """passatk.integrations.verl loads neither veRL nor the executor until they are used."""
     code = "import passatk.integrations.verl, passatk.integrations.trl, sys; assert not {'verl', 'trl', 'passatk.execute'} & set(sys.modules)"
     subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ})
+
+
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+
+
+def _readme_overrides() -> list[str]:
+    """The overrides of the README's veRL command (section "Training with passatk rewards"), as printed."""
+    text = open(README, encoding="utf-8").read()
+    block = next(b for b in text.split("```bash\n")[1:] if b.startswith("python3 -m verl.trainer.main_ppo"))
+    block = block.split("```")[0]
+    return [tok for line in block.splitlines()[1:] for tok in line.replace("\\", " ").split() if "=" in tok]
+
+
+def test_readme_config_composes_with_verls_own():
+    """The README's command line is valid for veRL's ppo_trainer config, and what it names loads and registers."""
+    hydra = pytest.importorskip("hydra", reason="veRL's config system")
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+
+    overrides = _readme_overrides()
+    assert any(o.startswith("+ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=") for o in overrides)
+    config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
+    with hydra.initialize_config_dir(config_dir=config_dir, version_base=None):
+        config = hydra.compose("ppo_trainer", overrides=overrides)
+    fn = get_custom_reward_fn(config)
+    assert fn.args[0] is ours.acompute_score and fn.args[1] == {"workers": 8}
+    assert ours._estimator_options(config.algorithm) == (8, "loo_minus_one", "shrink")
+    hook = config.ray_kwargs.ray_init.runtime_env.worker_process_setup_hook
+    module, name = hook.rsplit(".", 1)
+    getattr(__import__(module, fromlist=[name]), name)()
+    assert core_algos.get_adv_estimator_fn(config.algorithm.adv_estimator) is ours.pass_at_k_advantage
