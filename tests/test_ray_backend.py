@@ -341,3 +341,18 @@ def test_without_ray_the_cli_says_how_to_install(monkeypatch, tmp_path):
     result = CliRunner().invoke(app, ["evaluate", str(samples), "--backend", "ray", "--quiet"])
     assert result.exit_code == 2
     assert "pip install 'passatk[ray]'" in result.output and "Traceback" not in result.output
+
+
+@needs_ray
+def test_local_cluster_stays_on_loopback_when_ray_was_imported_first():
+    """A library that imported Ray before passatk (veRL does) does not move the local cluster off 127.0.0.1."""
+    code = (
+        "import ray\n"
+        "from passatk.execute.ray_backend import ray_session\n"
+        "with ray_session(num_cpus=1) as r:\n"
+        "    print(r.get_runtime_context().gcs_address, *sorted({n['NodeManagerAddress'] for n in r.nodes()}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180, env=env, check=True)
+    gcs, *nodes = out.stdout.split()
+    assert gcs.startswith("127.0.0.1:") and nodes == ["127.0.0.1"], out.stdout

@@ -44,8 +44,8 @@ __all__ = ["RayPool", "ray_session"]
 
 def _import_ray(local: bool):
     """Import Ray, or say how to install it; a local cluster stays on loopback and sends no usage stats."""
-    if local and "ray" not in sys.modules:
-        # Ray reads these when it is imported; both are inherited by the processes it starts.
+    if local:
+        # The processes Ray starts read these from their environment.
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         # On Linux Ray binds a single-node cluster to the machine's outward address; this
         # switch (Ray's default on macOS and Windows) keeps it on 127.0.0.1.
@@ -55,6 +55,23 @@ def _import_ray(local: bool):
     except ImportError:
         raise ImportError("the Ray backend needs Ray: pip install 'passatk[ray]'.") from None
     return ray
+
+
+@contextlib.contextmanager
+def _on_loopback():
+    """Ray's loopback switch, as the environment sets it, for the start of a local cluster.
+
+    Ray reads the switch once, when it is first imported, and another library (veRL,
+    for one) may have imported Ray before this process asked for loopback.
+    """
+    from ray._private import ray_constants
+
+    before = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] != "0"
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = before
 
 
 @contextlib.contextmanager
@@ -77,7 +94,8 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None) -> I
         yield ray
         return
     if address is None:
-        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, configure_logging=False, log_to_driver=False)
+        with _on_loopback():
+            ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, configure_logging=False, log_to_driver=False)
     else:
         ray.init(address=address, configure_logging=False, log_to_driver=False)
     try:
