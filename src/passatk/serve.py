@@ -14,8 +14,12 @@ Endpoints
 ---------
 ``GET /v1/ping``   ``"pong"`` (SandboxFusion's liveness check).
 ``GET /health``    ``{"status": "ok", ...}`` with the isolation, workers and load.
-``POST /run_code`` SandboxFusion's request and response (Python; other languages
-                   answer 422 naming ``language`` until the executor runs them).
+``POST /run_code`` SandboxFusion's request and response, in Python and every
+                   SandboxFusion language passatk has a recipe for (``cpp``,
+                   ``java``, ``nodejs``, ``typescript``, ``go``, ``go_test``,
+                   ``rust``, ...): a compiled language's build is reported in
+                   ``compile_result``, its run (if the build succeeded) in
+                   ``run_result``, as SandboxFusion reports them.
 ``POST /verify``   one task (a dict) or a list of them; a verdict or a list.
 ``GET /metrics``   Prometheus text format: requests, in flight, queue depth,
                    verdicts by status, a latency histogram.
@@ -48,8 +52,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from passatk import _json
+from passatk.execute import languages
 from passatk.execute.sandbox import SandboxError
-from passatk.execute.verifier import LANGUAGES as _VERIFIER_LANGUAGES
 from passatk.execute.verifier import Verifier, task_job
 
 __all__ = ["SANDBOXFUSION_LANGUAGES", "ServeOptions", "check_bind", "create_app", "serve"]
@@ -60,8 +64,18 @@ SANDBOXFUSION_LANGUAGES = (
     "cuda", "lua", "R", "perl", "D_ut", "ruby", "scala", "julia", "pytest", "junit", "kotlin_script", "jest",
     "verilog", "python_gpu", "lean", "swift", "racket",
 )  # fmt: skip
-#: Those ``/run_code`` runs here (the ``run`` task kind is Python's script mode so far).
-RUN_LANGUAGES = ("python",)
+
+
+def _has_recipe(name: str) -> bool:
+    try:
+        languages.resolve(name)
+    except ValueError:
+        return False
+    return True
+
+
+#: Those ``/run_code`` runs here: Python and those passatk has a recipe for.
+RUN_LANGUAGES = ("python", *filter(_has_recipe, SANDBOXFUSION_LANGUAGES))
 
 _ENDPOINTS = ("/v1/ping", "/health", "/run_code", "/verify", "/metrics")
 _OPEN = ("/v1/ping", "/health")  # answered without the token (liveness probes)
@@ -265,14 +279,19 @@ def _run_code_task(body, opts: ServeOptions) -> dict:
     language = body.get("language")
     if language not in SANDBOXFUSION_LANGUAGES:
         raise _HTTPError(422, f"`language` must be one of SandboxFusion's languages; got {language!r}.", "language")
-    if language not in RUN_LANGUAGES or language not in _VERIFIER_LANGUAGES:
+    if language not in RUN_LANGUAGES:
         raise _HTTPError(
             422, f"`language` {language!r} is not run by this server yet; it runs {', '.join(RUN_LANGUAGES)}.", "language"
         )
+    if language != "python":
+        try:
+            languages.require(language)
+        except languages.ToolchainMissing as exc:
+            raise _HTTPError(422, str(exc), "language") from None
     stdin = body.get("stdin")
     if stdin is not None and not isinstance(stdin, str):
         raise _HTTPError(422, f"`stdin` must be a string or null; got {type(stdin).__name__}.", "stdin")
-    _number(body, "compile_timeout", 10.0, 0.0, 3600.0)  # checked; Python has no compile step
+    compile_timeout = _number(body, "compile_timeout", 10.0, 0.0, 3600.0)  # CPU seconds of the build
     run_timeout = _number(body, "run_timeout", opts.timeout, 0.0, opts.max_timeout)
     files = body.get("files") or {}
     if not isinstance(files, Mapping) or not all(isinstance(v, (str, type(None))) for v in files.values()):
@@ -283,11 +302,14 @@ def _run_code_task(body, opts: ServeOptions) -> dict:
     args = body.get("args") or []
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise _HTTPError(422, "`args` must be a list of strings.", "args")
-    task = {
-        "source": code,
-        "run": {"stdin": stdin or "", "files": {k: v for k, v in files.items() if v is not None}, "fetch_files": fetch},
-        "timeout": run_timeout,
-    }
+    if language == "python":
+        run = {"stdin": stdin or "", "files": {k: v for k, v in files.items() if v is not None}, "fetch_files": fetch}
+    else:
+        for name, value in (("files", any(v is not None for v in files.values())), ("fetch_files", fetch)):
+            if value:
+                raise _HTTPError(422, f"`{name}` is supported for python only here; got it with language {language!r}.", name)
+        run = {"stdin": stdin or "", "compile_timeout": compile_timeout}
+    task = {"source": code, "run": run, "timeout": run_timeout, "language": language}
     memory = _memory(body, opts.memory_mb)
     if memory is not None:
         task["memory_mb"] = memory
@@ -299,8 +321,27 @@ def _run_code_task(body, opts: ServeOptions) -> dict:
     return task
 
 
+def _command_result(how, code, wall, stdout, stderr) -> dict:
+    """SandboxFusion's CommandRunResult."""
+    timed_out = how == "timeout"
+    return {
+        "status": "TimeLimitExceeded" if timed_out else "Finished",
+        "execution_time": wall,
+        "return_code": None if timed_out else code,
+        "stdout": stdout,
+        "stderr": stderr,
+    }
+
+
 def _run_code_response(verdict) -> dict:
-    """SandboxFusion's RunCodeResponse for the verdict of a ``run`` task."""
+    """SandboxFusion's RunCodeResponse for the verdict of a ``run`` task.
+
+    A build (compiled languages) is ``compile_result``: its output, both
+    streams, as ``stderr``, the exit status of the step that ended it, the
+    wall seconds of all build steps.  The run comes only after a build that
+    succeeded, as in SandboxFusion; its ``execution_time`` is the rest of the
+    wall time.
+    """
     out = verdict.output
     if out is None:  # the sandbox failed, or the program kept killing its worker
         message = verdict.detail or verdict.status
@@ -312,19 +353,20 @@ def _run_code_response(verdict) -> dict:
             "executor_pod_name": None,
             "files": {},
         }
-    timed_out = out.get("how") == "timeout"
-    code = out.get("return_code")
-    run = {
-        "status": "TimeLimitExceeded" if timed_out else "Finished",
-        "execution_time": verdict.wall,
-        "return_code": None if timed_out else code,
-        "stdout": out.get("stdout", ""),
-        "stderr": out.get("stderr", ""),
-    }
+    build, compiled, wall = out.get("build") or [], None, verdict.wall
+    if build:
+        last = build[-1]
+        took = round(sum(b["wall"] for b in build), 4)
+        compiled = _command_result(last["how"], last["return_code"], took, "", "".join(b["output"] for b in build))
+        wall = round(max(0.0, wall - took), 4)
+    run = None
+    if compiled is None or (compiled["status"] == "Finished" and compiled["return_code"] == 0):
+        run = _command_result(out.get("how"), out.get("return_code"), wall, out.get("stdout", ""), out.get("stderr", ""))
+    ok = all(r is None or (r["status"] == "Finished" and r["return_code"] == 0) for r in (compiled, run))
     return {
-        "status": "Success" if not timed_out and code == 0 else "Failed",
+        "status": "Success" if ok and run is not None else "Failed",
         "message": "",
-        "compile_result": None,
+        "compile_result": compiled,
         "run_result": run,
         "executor_pod_name": None,
         "files": out.get("files") or {},
@@ -383,7 +425,7 @@ class _Service:
         self.metrics.queue.set(self.pending)
         try:  # every task is checked before anything runs
             verdicts = await self.verifier.averify_batch(tasks)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, languages.ToolchainMissing) as exc:
             raise _HTTPError(422, str(exc), _field_of(str(exc))) from None
         except SandboxError as exc:
             raise _HTTPError(503, f"the sandbox failed: {exc}", None, {"Retry-After": "5"}) from None

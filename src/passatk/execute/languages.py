@@ -32,7 +32,7 @@ import sys
 import tarfile
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from passatk.execute.sandbox import SandboxError
@@ -48,7 +48,9 @@ __all__ = [
     "program_job",
     "require",
     "resolve",
+    "runtime_binds",
     "sandbox_binds",
+    "tests_job",
 ]
 
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"  # what the steps see (and where toolchains are looked for)
@@ -665,8 +667,13 @@ def code_recipe(lang: str) -> Recipe:
     """A whole program run as it is (SandboxFusion's ``run_code``): built if the language is compiled, then run; exit 0 passes."""
     if lang == "cpp":
         return Recipe("main.cpp", (_build("g++", "-std=c++17", "-O2", "main.cpp", "-o", "main"), _runs("./main")), {})
-    if lang == "java":
-        return Recipe("Main.java", (_build(*_JAVAC, "Main.java"), _runs(*_JAVA, "-cp", ".", "Main", startup=1.0)), {})
+    if lang == "java":  # as SandboxFusion runs it: javatuples on the class path, assertions on
+        cp = f".:{_JAVATUPLES}"
+        return Recipe(
+            "Main.java", (_build(*_JAVAC, "-cp", cp, "Main.java"), _runs(*_JAVA, "-ea", "-cp", cp, "Main", startup=1.0)), {}
+        )
+    if lang == "go_test":  # SandboxFusion's `go test file_test.go`: the test binary's exit status
+        return replace(multiple_recipe("go"), rule={})
     if lang == "go":
         env = {
             "GOCACHE": str(go_cache()),
@@ -725,18 +732,56 @@ def program_job(spec: Mapping, completion: str) -> dict:
     return _job(lang, multiple_recipe(lang), program)
 
 
-def code_job(language: str, source: str, *, stdin: str | None = None) -> dict:
+def code_job(language: str, source: str, *, stdin: str | None = None, compile_timeout: float | None = None) -> dict:
     """The job that runs a whole program in ``language`` (SandboxFusion's ``run_code``); it passes when it exits 0.
+
+    ``go_test`` is SandboxFusion's: the source is a Go test file, built by
+    ``go test -c`` and judged by the test binary's exit status.
+    ``compile_timeout`` replaces the build steps' CPU seconds.
 
     >>> job = code_job("cpp", "int main() { return 0; }")
     >>> job["kind"], job["file"], [s["phase"] for s in job["steps"]]
     ('program', 'main.cpp', ['build', 'run'])
     """
     lang = require(language).name
-    job = _job(lang, code_recipe(lang), source)
+    recipe = code_recipe("go_test" if str(language).lower() in ("go_test", "go_test.go") else lang)
+    job = _job(lang, recipe, source)
     if stdin:
         job["stdin"] = stdin
+    if compile_timeout is not None:
+        job["steps"] = [{**s, "cpu": float(compile_timeout)} if s["phase"] == "build" else s for s in job["steps"]]
     return job
+
+
+def tests_job(language: str, source: str, tests: str) -> dict:
+    """The job that runs ``source`` followed by test code in its language (a ``main`` that asserts), as MultiPL-E does.
+
+    It passes when the program exits 0; the language's marks of a failed test
+    (MultiPL-E's: ``AssertionError``, ``panicked at``, ...) make a non-pass
+    ``failed`` rather than ``error``, and for JavaScript and TypeScript an
+    "Assertion failed" anywhere in the output fails it (``console.assert``
+    prints that and exits 0).
+
+    >>> tests_job("nodejs", "const f = x => x + 1;", "console.assert(f(1) === 2);")["rule"]["forbid"]
+    ('Assertion failed',)
+    """
+    lang = require(language).name
+    job = code_job(language, source + "\n" + tests)
+    failed = multiple_recipe(lang).rule.get("failed", ()) if lang != "go" else ("--- FAIL", "panic:")
+    job["rule"] = {"exit": 0, "failed": failed, **({"forbid": ("Assertion failed",)} if lang in ("nodejs", "typescript") else {})}
+    return job
+
+
+def runtime_binds() -> tuple[str, ...]:
+    """What a sandbox that may run any language binds read-only: every language's configuration, and the prepared cache.
+
+    The cache (:func:`cache_dir`, made here if missing) holds only what
+    passatk prepared from trusted sources (Go's build caches, Rust's crates);
+    caches prepared later appear in it without a new sandbox.
+    """
+    cache = cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    return tuple(dict.fromkeys((*sandbox_binds(LANGUAGES), os.path.realpath(cache))))
 
 
 def sandbox_binds(languages: Iterable[str]) -> tuple[str, ...]:

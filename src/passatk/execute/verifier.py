@@ -16,7 +16,14 @@ Tasks are plain dicts (or :class:`Task`)::
     {"source": program, "run": {"stdin": "1 2"}}       # no tests: Verdict.output has stdout, stderr, return_code
 
 with optional ``timeout``, ``memory_mb``, ``rule`` (how outputs are compared)
-and ``language`` (``"python"``, the only one this executor runs so far).
+and ``language``.  Other languages than Python take SandboxFusion's names
+(``cpp``, ``java``, ``nodejs``, ``typescript``, ``go``, ``go_test``, ``rust``, ...,
+or any name :func:`passatk.execute.languages.resolve` knows) with ``run``
+(built if compiled, then run; ``Verdict.output`` also has the build's
+output) or ``tests`` (test code in that language appended to the program)::
+
+    {"language": "cpp", "source": program, "tests": "int main() { assert(f(1) == 2); }"}
+    {"language": "rust", "source": "fn main() { println!(\"hi\"); }", "run": {"stdin": ""}}
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, replace
 
+from passatk.execute import languages
 from passatk.execute._worker.outputs import RULES
 from passatk.execute._worker.verdict import Verdict
 from passatk.execute.pool import MAX_ATTEMPTS, FifoScheduler, LocalPool
@@ -45,7 +53,7 @@ from passatk.execute.tasks import _as_text, job_key
 
 __all__ = ["Task", "Verifier", "shared_verifier", "task_job"]
 
-LANGUAGES = ("python",)
+_PYTHON = ("python", "py", "python3")
 _TASK_KEYS = ("tests", "stdio", "call", "input_output", "run")
 _OPTIONAL = ("entry_point", "setup", "language", "timeout", "memory_mb", "rule")
 
@@ -83,6 +91,13 @@ class Task:
         carries its stdout, stderr, return code and the fetched files
         (``passed`` means exit status 0).  Every run runs, identical or not.
     language : str, default "python"
+        Another language (SandboxFusion's names: ``cpp``, ``java``,
+        ``nodejs``, ``typescript``, ``go``, ``go_test``, ``rust``, ...) takes
+        ``run`` or ``tests``: test code in that language, appended to
+        ``source`` (a ``main`` that asserts); the program passes when it exits
+        0 (see :func:`passatk.execute.languages.tests_job`).  A build that
+        fails is ``compile_error``; a toolchain not installed here raises
+        :class:`~passatk.execute.languages.ToolchainMissing` naming the package.
     timeout : float, optional
         CPU seconds for this task instead of the Verifier's.
     memory_mb : int, optional
@@ -133,8 +148,16 @@ def _task_iv(task, i) -> dict:
     if len(kinds) != 1:
         raise ValueError(f"{where} must have exactly one of {list(_TASK_KEYS)}; got {kinds or 'none'}.")
     language = task.get("language") or "python"
-    if language not in LANGUAGES:
-        raise ValueError(f"{where}['language'] must be one of {', '.join(LANGUAGES)}; got {language!r}.")
+    if not isinstance(language, str):
+        raise TypeError(f"{where}['language'] must be a string; got {type(language).__name__}.")
+    if language.lower() not in _PYTHON:
+        try:
+            languages.resolve(language)
+        except ValueError as exc:
+            raise ValueError(f"{where}['language']: {exc}") from None
+        other = [k for k in ("stdio", "call", "input_output", "entry_point", "setup", "rule") if task.get(k) is not None]
+        if other:
+            raise ValueError(f"{where} is in {language}: it takes 'run' or 'tests' (test code in {language}); got {other[0]!r}.")
     rule = task.get("rule")
     if rule is not None and rule not in RULES:
         raise ValueError(f"{where}['rule'] must be one of {', '.join(RULES)}; got {rule!r}.")
@@ -228,6 +251,29 @@ def _run_job(task, where):
     return job
 
 
+def _program_job(task, language, where):
+    """A task in another language: ``run`` (SandboxFusion's run_code) or ``tests`` appended to the program."""
+    if task.get("tests") is not None:
+        if not isinstance(task["tests"], str):
+            raise ValueError(f"{where}['tests'] must be test code in {language} (a string).")
+        return languages.tests_job(language, task["source"], task["tests"])
+    run = task["run"]
+    if not isinstance(run, Mapping) or set(run) - {"stdin", "compile_timeout"}:
+        raise ValueError(
+            f"{where}['run'] in {language} takes only 'stdin' and 'compile_timeout' (files are for Python runs); got {run!r:.80}."
+        )
+    stdin = run.get("stdin") or ""
+    if not isinstance(stdin, str):
+        raise TypeError(f"{where}['run']['stdin'] must be a string; got {type(stdin).__name__}.")
+    compile_timeout = run.get("compile_timeout")
+    if compile_timeout is not None and (
+        isinstance(compile_timeout, bool) or not isinstance(compile_timeout, (int, float)) or not 0 < compile_timeout <= 3600
+    ):
+        raise ValueError(f"{where}['run']['compile_timeout'] must be CPU seconds in (0, 3600]; got {compile_timeout!r}.")
+    job = languages.code_job(language, task["source"], stdin=stdin, compile_timeout=compile_timeout)
+    return {**job, "output": True, "nonce": os.urandom(8).hex()}  # every run runs
+
+
 def _run_path(name, where):
     parts = name.split("/") if isinstance(name, str) else None
     if not parts or name.startswith("/") or ".." in parts or "\0" in name or not name.strip("/."):
@@ -249,7 +295,10 @@ def task_job(task: Mapping | Task, *, timeout: float = 3.0, all_cases: bool = Tr
     where = f"tasks[{index}]"
     task = _task_iv(task, index)
     source = task["source"]
-    if task.get("tests") is not None:
+    language = task.get("language") or "python"
+    if language.lower() not in _PYTHON:
+        job = _program_job(task, language, where)
+    elif task.get("tests") is not None:
         job = _tests_job(task, where)
     elif task.get("stdio") is not None:
         job = {
@@ -614,8 +663,9 @@ class Verifier:
             return self._plan_locked()
 
     def _plan_locked(self) -> Sandbox:
-        if self._plan is None:
-            self._plan = plan_sandbox(self.sandbox, self.binds, site_packages=self.site_packages)
+        if self._plan is None:  # every language's toolchain configuration and prepared caches, read-only
+            binds = (*self.binds, *(b for b in languages.runtime_binds() if b not in self.binds))
+            self._plan = plan_sandbox(self.sandbox, binds, site_packages=self.site_packages)
         return self._plan
 
     def _lane(self, memory_mb) -> _Lane:

@@ -33,7 +33,13 @@ a run, as data:
               is then ``failed``, else ``error``.
 
 A failed build step is ``compile_error`` with the compiler's first error as
-the detail.  What this does not give is the judge-process guarantee of
+the detail.  A job with ``output`` true (``passatk serve``'s ``/run_code``,
+a Verifier ``run`` task) also gets what happened back in the verdict's
+``output``: ``build``, each build step's ``how``, ``return_code``, ``cpu``,
+``wall`` and ``output`` (its stdout and stderr together), then the run's
+``stdout``, ``stderr``, ``return_code`` (minus the signal for a killed run,
+None for one stopped by its limits or never started) and ``how``, as
+:mod:`.rawrun` gives them for Python.  What this does not give is the judge-process guarantee of
 Python tasks: the tests are compiled into the sample's own program, as every
 reference harness does, so a program can end early with status 0 (see the
 README's guarantee section).
@@ -45,7 +51,7 @@ import signal
 
 from . import supervise
 from .channel import memfd
-from .zygote import ZygoteGone
+from .rawrun import OUTPUT_LIMIT as RAW_LIMIT
 
 __all__ = ["first_error", "judge", "run_program"]
 
@@ -157,8 +163,29 @@ def _out_of_memory(text):
     return any(m in text for m in _OOM_MARKS)
 
 
+def _output(steps, reports, out, err):
+    """What the job's steps did, for a job that asks for its ``output``."""
+    build = [
+        {"how": r["how"], "return_code": r.get("code"), "cpu": r["cpu"], "wall": r["wall"], "output": r.get("output", "")}
+        for step, r in zip(steps, reports)
+        if step["phase"] != "run"
+    ]
+    ran = reports[-1] if len(reports) == len(steps) and steps[-1]["phase"] == "run" else None
+    code = None
+    if ran is not None and ran["how"] == "exited":
+        code = ran["code"] if ran.get("signal") is None else -ran["signal"]
+    return {
+        "build": build,
+        "stdout": out[:RAW_LIMIT].decode("utf-8", "replace"),
+        "stderr": err[:RAW_LIMIT].decode("utf-8", "replace"),
+        "return_code": code,
+        "how": ran["how"] if ran is not None else None,
+        "files": {},
+    }
+
+
 def run_program(job, cfg, zyg):
-    """Run ``job``'s recipe in the sample's process; returns ``((status, detail), cpu, wall, None)``."""
+    """Run ``job``'s recipe in the sample's process; ``((status, detail), cpu, wall, None[, output])``."""
     steps = _steps(job, cfg)
     cpu = sum(s["cpu"] for s in steps) + _SLACK
     wall = sum(s["wall"] for s in steps) + _SLACK
@@ -176,17 +203,8 @@ def run_program(job, cfg, zyg):
     finally:
         for fd in (out_w, err_w, rep_w, stdin):
             os.close(fd)
-    try:
-        readers = [(out_r, OUTPUT_LIMIT, "head"), (err_r, OUTPUT_LIMIT, "head"), (rep_r, 1 << 20, "head")]
-        waited = supervise.supervise(
-            None, None, wall + _GRACE, readers, watch={zyg.sock.fileno(): lambda: zyg.on_readable(ends=True)}
-        )
-        if waited.how == "timeout":
-            raise ZygoteGone("the zygote did not end a run within its limits")
-        ran = zyg.finish(_GRACE)
-    finally:
-        for fd in (out_r, err_r, rep_r):
-            os.close(fd)
+    readers = [(out_r, OUTPUT_LIMIT, "head"), (err_r, OUTPUT_LIMIT, "head"), (rep_r, 1 << 20, "head")]
+    waited, ran = zyg.collect(readers, wall, _GRACE)
     out, err, said = waited.buffers
     reports = []
     for line in said.splitlines():
@@ -194,9 +212,15 @@ def run_program(job, cfg, zyg):
             reports.append(json.loads(line))
         except ValueError:
             break
-    used_cpu, used_wall = ran["cpu"], ran["wall"]
-    if waited.how == "stopped":
-        return ("failed", "output limit exceeded"), used_cpu, used_wall, None
+    verdict = _decide(job, steps, reports, waited.how, ran, out, err)
+    extra = [_output(steps, reports, out, err)] if job.get("output") else []
+    return (verdict, ran["cpu"], ran["wall"], None, *extra)
+
+
+def _decide(job, steps, reports, waited_how, ran, out, err):
+    """The (status, detail) of a finished recipe."""
+    if waited_how == "stopped":
+        return "failed", "output limit exceeded"
     for i, (step, report) in enumerate(zip(steps, reports)):
         if step["phase"] == "run" or i != report.get("step"):
             break
@@ -205,15 +229,10 @@ def run_program(job, cfg, zyg):
             detail = why.get(report["how"]) or first_error(report.get("output", ""))
             if report["how"] == "exited" and _out_of_memory(report.get("output", "")):
                 detail = "the build ran out of memory: " + detail
-            return ("compile_error", detail), used_cpu, used_wall, None
+            return "compile_error", detail
     if len(reports) != len(steps):
         how = supervise.abnormal(ran["how"], ran["status"], ran["cpu"], err)
         if how is not None and how[0] == "timeout":
-            return how, used_cpu, used_wall, None
-        return (
-            ("error", "the program's process ended without a report" + (f" ({how[1]})" if how else "")),
-            used_cpu,
-            used_wall,
-            None,
-        )
-    return judge(job.get("rule", {}), reports[-1], out, err), used_cpu, used_wall, None
+            return how
+        return "error", "the program's process ended without a report" + (f" ({how[1]})" if how else "")
+    return judge(job.get("rule", {}), reports[-1], out, err)
