@@ -109,17 +109,10 @@ class TestWilson:
         low = summarize(res, [1, 3], method="wilson").ci.low
         np.testing.assert_allclose(low, 40 / (40 + stats.norm.ppf(0.975) ** 2), rtol=1e-12)
 
-    @pytest.mark.parametrize(
-        ("kwargs", "message"),
-        [
-            ({"cluster": range(8)}, r"method='wilson' assumes independent problems"),
-            ({"target": "fixed"}, r"with target='fixed' use method='normal'"),
-        ],
-    )
-    def test_not_for_clusters_or_the_fixed_target(self, kwargs, message):
-        """Wilson bounds the variance of independent problems: refused with clusters and for the fixed target."""
-        with pytest.raises(ValueError, match=message):
-            summarize(SMALL, [1], method="wilson", **kwargs)
+    def test_not_for_the_fixed_target(self):
+        """Wilson is about the population of problems: refused for the fixed target (clusters: tests/test_bayes.py)."""
+        with pytest.raises(ValueError, match=r"with target='fixed' use method='normal'"):
+            summarize(SMALL, [1], method="wilson", target="fixed")
 
 
 class TestFixedTarget:
@@ -289,7 +282,7 @@ class TestErrors:
             (
                 {"method": "wald"},
                 ValueError,
-                r"`method` must be one of 't', 'normal', 'wilson', 'percentile', 'bca'; got method='wald'",
+                r"`method` must be one of 't', 'normal', 'wilson', 'percentile', 'bca', 'bayes', 'auto'; got method='wald'",
             ),
             ({"target": "sample"}, ValueError, r"`target` must be one of 'population', 'fixed'; got target='sample'"),
             ({"target": "fixed", "method": "bca"}, ValueError, r"with target='fixed' use method='normal'"),

@@ -7,6 +7,9 @@
 - the bootstrap over problems behind every resampled interval (``_bootstrap.py``);
 - :func:`compare`, :func:`compare_all`, :func:`holm` → :class:`Comparison`:
   paired comparisons of models (``_compare.py``);
+- :func:`simultaneous_band`, :func:`difference_band` → :class:`BandResult`:
+  bands that hold for every k at once (``_band.py``);
+- the hierarchical beta-binomial posterior behind ``method="bayes"`` (``_bayes.py``);
 - :func:`plan_comparison` → :class:`PlanResult`: how many problems and
   samples a comparison needs (``_plan.py``).
 
@@ -15,6 +18,7 @@ Everything here is pure numpy (scipy for critical values) and reads
 also at the top level (``passatk.summarize`` is ``passatk.uncertainty.summarize``).
 """
 
+from passatk.uncertainty._band import BandResult, difference_band, simultaneous_band
 from passatk.uncertainty._common import ConfidenceInterval
 from passatk.uncertainty._compare import Comparison, compare, compare_all, holm
 from passatk.uncertainty._plan import PlanResult, plan_comparison
@@ -23,6 +27,7 @@ from passatk.uncertainty._variance import leading_variance, variance, variance_e
 
 __all__ = [
     "METHODS",
+    "BandResult",
     "TARGETS",
     "Comparison",
     "ConfidenceInterval",
@@ -30,9 +35,11 @@ __all__ = [
     "Summary",
     "compare",
     "compare_all",
+    "difference_band",
     "holm",
     "leading_variance",
     "plan_comparison",
+    "simultaneous_band",
     "summarize",
     "variance",
     "variance_estimate",

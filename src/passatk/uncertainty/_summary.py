@@ -9,13 +9,14 @@ import numpy as np
 
 from passatk._validation import as_choice, as_ks, as_level, as_n_resamples, as_results, as_rng, options
 from passatk.results import Results
+from passatk.uncertainty._bayes import bayes_interval
 from passatk.uncertainty._bootstrap import bca_interval, percentile_interval, resampled_means, unit_sums
 from passatk.uncertainty._common import ConfidenceInterval, json_number, quantile
 from passatk.uncertainty._variance import as_metric, variance_estimate
 
 __all__ = ["Summary", "summarize", "METHODS", "TARGETS"]
 
-METHODS = ("t", "normal", "wilson", "percentile", "bca")
+METHODS = ("t", "normal", "wilson", "percentile", "bca", "bayes", "auto")
 TARGETS = ("population", "fixed")
 
 
@@ -24,9 +25,14 @@ TARGETS = ("population", "fixed")
 # --------------------------------------------------------------------------- #
 def _method_iv(method, target: str, clustered: bool = False) -> str:
     as_choice(method, "method", METHODS)
-    if method == "wilson" and clustered:
-        raise ValueError("method='wilson' assumes independent problems; with `cluster` use 't' or a bootstrap.")
+    if method == "bayes" and clustered:
+        raise ValueError(
+            "method='bayes' models the problems as independent draws from one Beta law; with `cluster` use "
+            "'wilson' (design effect), 't', a bootstrap or 'auto'."
+        )
     if target == "fixed":
+        if method == "auto":
+            return "normal"  # the only interval for the fixed target
         if method not in ("t", "normal"):
             raise ValueError(
                 f"method={method!r} resamples problems, which targets the wider population of problems; "
@@ -58,12 +64,12 @@ def _cluster_iv(cluster, task_ids: np.ndarray) -> np.ndarray | None:
 # --------------------------------------------------------------------------- #
 # kernels on a (N, K) matrix of per-problem values
 # --------------------------------------------------------------------------- #
-def _wilson(estimate: np.ndarray, big_n: int, level: float) -> ConfidenceInterval:
+def _wilson(estimate: np.ndarray, big_n, level: float) -> ConfidenceInterval:
     r"""All :math:`\mu` with :math:`(\bar x-\mu)^2 \le z^2\mu(1-\mu)/N`: the Wilson score interval.
 
     Valid for the mean of any values in [0, 1], whose variance is at most
     :math:`\mu(1-\mu)`; it stays inside [0, 1] and keeps its width when every
-    problem scores 0 (or 1).
+    problem scores 0 (or 1).  ``big_n`` may be an array (one effective N per k).
     """
     z2 = quantile(level, "normal", 0) ** 2 / big_n
     centre = (estimate + z2 / 2) / (1 + z2)
@@ -71,17 +77,76 @@ def _wilson(estimate: np.ndarray, big_n: int, level: float) -> ConfidenceInterva
     return ConfidenceInterval(np.maximum(centre - half, 0.0), np.minimum(centre + half, 1.0))
 
 
+def _effective_n(values: np.ndarray, codes: np.ndarray | None, se: np.ndarray) -> np.ndarray | int:
+    r"""N over the design effect, :math:`N_\text{eff} = N\,(S^2/N)/\mathrm{SE}^2_\text{CR1}` per k (N without clusters).
+
+    The clustered Wilson interval is the Wilson interval at :math:`N_\text{eff}`
+    (as inspect_ai's): clusters of alike problems carry less information than
+    as many independent ones.  A k with SE 0 (every value equal) keeps N.
+    """
+    big_n = values.shape[0]
+    if codes is None:
+        return big_n
+    var_iid = values.var(axis=0, ddof=1) / big_n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(se > 0, big_n * var_iid / se**2, big_n)
+
+
+#: What ``method="auto"`` picks for each kind of data (from the coverage measured in
+#: ``benchmarks/ci_coverage.py``, README "How sure"), and the smallest number of problems (or
+#: clusters) counted as large.
+AUTO_LARGE = 200
+
+
+def auto_methods(values: np.ndarray, codes: np.ndarray | None) -> tuple[tuple[str, str], ...]:
+    """Per k, ``(method, reason)`` for ``method="auto"``: the interval with the best measured coverage for such data.
+
+    * pinned at 0 or 1 (at most 2 problems away from the boundary the
+      estimate is near): ``"wilson"`` (clustered with ``cluster``), the only one
+      that keeps its width there;
+    * fewer than :data:`AUTO_LARGE` problems: ``"bayes"`` (``"wilson"`` with clusters);
+    * otherwise ``"t"``.
+    """
+    units = values.shape[0] if codes is None else int(codes.max()) + 1
+    picks = []
+    for col in values.T:
+        edge = 0.0 if col.mean() <= 0.5 else 1.0
+        if np.count_nonzero(col != edge) <= 2:
+            picks.append(("wilson", f"pinned at {edge:g}"))
+        elif units < AUTO_LARGE:
+            picks.append(
+                (
+                    "wilson" if codes is not None else "bayes",
+                    f"{units} {'clusters' if codes is not None else 'problems'} (< {AUTO_LARGE})",
+                )
+            )
+        else:
+            picks.append(("t", f"{units} {'clusters' if codes is not None else 'problems'} (>= {AUTO_LARGE})"))
+    return tuple(picks)
+
+
 def _interval(summary_like: dict, level: float, method: str, n_resamples: int, rng):
     """The interval by ``method``, and the bootstrap distribution when there is one."""
     estimate, se = summary_like["estimate"], summary_like["se"]
+    values, codes = summary_like["values"], summary_like["codes"]
+    if method == "auto":
+        picks = [m for m, _ in auto_methods(values, codes)]
+        low, high = np.empty_like(estimate), np.empty_like(estimate)
+        for m in set(picks):
+            ci, _ = _interval(summary_like, level, m, n_resamples, rng)
+            cols = [j for j, x in enumerate(picks) if x == m]
+            low[cols], high[cols] = ci.low[cols], ci.high[cols]
+        return ConfidenceInterval(low, high), None
     if method in ("percentile", "bca"):
-        values, codes = summary_like["values"], summary_like["codes"]
         dist = resampled_means(values, codes, n_resamples, as_rng(rng))
         if method == "percentile":
             return percentile_interval(dist, level), dist
         return bca_interval(values, codes, dist, level), dist
     if method == "wilson":
-        return _wilson(estimate, summary_like["values"].shape[0], level), None
+        return _wilson(estimate, _effective_n(values, codes, se), level), None
+    if method == "bayes":
+        n, c = summary_like["counts"]
+        return bayes_interval(n, c, summary_like["ks"], level, summary_like["metric"], as_rng(rng))[0], None
     crit = quantile(level, method, summary_like["df"])
     return ConfidenceInterval(np.clip(estimate - crit * se, 0.0, 1.0), np.clip(estimate + crit * se, 0.0, 1.0)), None
 
@@ -130,7 +195,8 @@ class Summary:
     level : float
         Confidence level of ``ci``.
     method : str
-        Interval method: ``"t"``, ``"normal"``, ``"wilson"``, ``"percentile"`` or ``"bca"``.
+        Interval method: ``"t"``, ``"normal"``, ``"wilson"``, ``"percentile"``, ``"bca"``,
+        ``"bayes"`` or ``"auto"``.
     target : str
         ``"population"`` or ``"fixed"`` (see :func:`summarize`).
     clusters : int or None
@@ -143,6 +209,9 @@ class Summary:
         The per-problem estimates.
     bootstrap_distribution : ndarray or None, shape (n_resamples, K)
         The resampled means behind a bootstrap ``ci``.
+    picked, picked_because : tuple of str or None
+        With ``method="auto"``, per k the method it picked and why (the kind of
+        data: pinned at 0 or 1, few problems, many); None otherwise.
 
     Methods
     -------
@@ -168,7 +237,10 @@ class Summary:
     metric: str = "pass@k"
     per_problem: np.ndarray = field(default=None, repr=False)
     bootstrap_distribution: np.ndarray | None = field(default=None, repr=False)
+    picked: tuple[str, ...] | None = None
+    picked_because: tuple[str, ...] | None = None
     _codes: np.ndarray | None = field(default=None, repr=False)
+    _counts: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _n_resamples: int = field(default=2000, repr=False)
     _rng: object = field(default=None, repr=False)
 
@@ -187,6 +259,9 @@ class Summary:
             "values": self.per_problem,
             "codes": self._codes,
             "df": (self.clusters or self.problems) - 1,
+            "counts": self._counts,
+            "ks": np.asarray(self.ks),
+            "metric": self.metric,
         }
         return _interval(parts, level, method, self._n_resamples, self._rng)[0]
 
@@ -196,6 +271,17 @@ class Summary:
         The per-k entries sit under ``"pass_at_k"`` whichever the metric (the
         record's shape does not change with it); ``"metric"`` says which.
         """
+        per_k = {}
+        for j, k in enumerate(self.ks):
+            per_k[str(k)] = {
+                "estimate": json_number(self.estimate[j]),
+                "se": json_number(self.se[j]),
+                "ci": [json_number(self.ci.low[j]), json_number(self.ci.high[j])],
+                "var_between": json_number(self.var_between[j]),
+                "var_within": json_number(self.var_within[j]),
+            }
+            if self.picked is not None:  # method="auto": which interval this k got, and why
+                per_k[str(k)].update(method=self.picked[j], picked_because=self.picked_because[j])
         return {
             "metric": self.metric,
             "problems": self.problems,
@@ -203,16 +289,7 @@ class Summary:
             "level": self.level,
             "method": self.method,
             "target": self.target,
-            "pass_at_k": {
-                str(k): {
-                    "estimate": json_number(self.estimate[j]),
-                    "se": json_number(self.se[j]),
-                    "ci": [json_number(self.ci.low[j]), json_number(self.ci.high[j])],
-                    "var_between": json_number(self.var_between[j]),
-                    "var_within": json_number(self.var_within[j]),
-                }
-                for j, k in enumerate(self.ks)
-            },
+            "pass_at_k": per_k,
         }
 
 
@@ -380,8 +457,19 @@ def summarize(
     var_within = vhat.sum(axis=0) / big_n**2
     var_between = np.maximum(spread_se**2 - var_within, 0.0)
     se = np.sqrt(var_within) if target == "fixed" else spread_se
-    parts = {"estimate": estimate, "se": se, "values": values, "codes": codes, "df": df}
+    counts = (results.n, results.c)
+    parts = {
+        "estimate": estimate,
+        "se": se,
+        "values": values,
+        "codes": codes,
+        "df": df,
+        "counts": counts,
+        "ks": ks_arr,
+        "metric": metric,
+    }
     ci, dist = _interval(parts, level, method, n_resamples, rng)
+    picks = auto_methods(values, codes) if method == "auto" else None
     return Summary(
         ks=tuple(int(k) for k in ks_arr),
         estimate=estimate,
@@ -399,7 +487,10 @@ def summarize(
         metric=metric,
         per_problem=values,
         bootstrap_distribution=dist,
+        picked=None if picks is None else tuple(m for m, _ in picks),
+        picked_because=None if picks is None else tuple(r for _, r in picks),
         _codes=codes,
+        _counts=counts,
         _n_resamples=int(n_resamples),
         _rng=rng,
     )
