@@ -112,17 +112,7 @@ def _direct(cfg, zyg, timeout, mode, source, stdin, out_limit, err_limit=_TAIL_B
     finally:
         os.close(out_w)
         os.close(err_w)
-    try:
-        readers = [(out_r, out_limit, "head"), (err_r, err_limit, "tail")]
-        waited = supervise.supervise(
-            None, None, wall + _GRACE, readers, watch={zyg.sock.fileno(): lambda: zyg.on_readable(ends=True)}
-        )
-        if waited.how == "timeout":
-            raise ZygoteGone("the zygote did not end a run within its limits")
-        ran = zyg.finish(_GRACE)
-    finally:
-        os.close(out_r)
-        os.close(err_r)
+    waited, ran = zyg.collect([(out_r, out_limit, "head"), (err_r, err_limit, "tail")], wall, _GRACE)
     how = "stopped" if waited.how == "stopped" else ran["how"]
     return how, ran, waited.buffers[0], waited.buffers[1]
 

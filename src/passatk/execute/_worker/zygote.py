@@ -175,6 +175,23 @@ class Zygote:
             return "exited" if ends else None
         return None
 
+    def collect(self, readers, wall, grace):
+        """Read the current run's pipes until it ends, then close them: (what was read, how it ended).
+
+        ``readers`` are ``(fd, limit, keep)`` as :func:`.supervise.supervise` takes them; a
+        zygote that has not ended the run ``grace`` seconds past ``wall`` counts as gone.
+        """
+        try:
+            waited = supervise.supervise(
+                None, None, wall + grace, readers, watch={self.sock.fileno(): lambda: self.on_readable(ends=True)}
+            )
+            if waited.how == "timeout":
+                raise ZygoteGone("the zygote did not end a run within its limits")
+            return waited, self.finish(grace)
+        finally:
+            for fd, _, _ in readers:
+                os.close(fd)
+
     def finish(self, grace):
         """Stop the current run (if it is still going) and return how it ended."""
         if self.ended is None:
