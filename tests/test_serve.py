@@ -21,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from language_programs import PROGRAMS, need
+
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -247,6 +249,64 @@ class TestRunCode:
         assert check["run_result"]["stdout"] == "False\n"
 
 
+class TestRunCodeLanguages:
+    """/run_code in SandboxFusion's other languages: the build in compile_result, the run in run_result, as SandboxFusion."""
+
+    @pytest.mark.parametrize("language", list(PROGRAMS))
+    def test_right_wrong_and_broken(self, server, language):
+        """A right program is Success; a wrong one Failed with its exit status; one that does not build is Failed with
+        the compiler's message in compile_result and no run (JavaScript has no build: its error is the run's)."""
+        need(language)
+        p = PROGRAMS[language]
+        right, wrong, broken = (
+            run_code(server.url, p[w] + "\n" + p["tests"], language=language) for w in ("right", "wrong", "broken")
+        )
+        assert right["status"] == "Success", right
+        assert right["run_result"]["status"] == "Finished" and right["run_result"]["return_code"] == 0
+        assert wrong["status"] == "Failed" and wrong["run_result"]["return_code"] not in (0, None), wrong
+        if language == "nodejs":
+            assert right["compile_result"] is None and broken["compile_result"] is None
+            assert broken["status"] == "Failed" and "SyntaxError" in broken["run_result"]["stderr"], broken
+            return
+        assert (right["compile_result"]["status"], right["compile_result"]["return_code"]) == ("Finished", 0)
+        assert set(right["compile_result"]) == {"status", "execution_time", "return_code", "stdout", "stderr"}
+        compiled = broken["compile_result"]
+        assert broken["status"] == "Failed" and broken["run_result"] is None, broken
+        assert compiled["status"] == "Finished" and compiled["return_code"] not in (0, None)
+        assert "error" in compiled["stderr"].lower()
+
+    def test_stdin_and_output(self, server):
+        """stdin reaches a compiled program; its stdout and stderr come back separately."""
+        need("cpp")
+        code = '#include <iostream>\nint main() { int a; std::cin >> a; std::cout << 2 * a; std::cerr << "e"; }'
+        resp = run_code(server.url, code, stdin="21", language="cpp")
+        assert (resp["run_result"]["stdout"], resp["run_result"]["stderr"]) == ("42", "e"), resp
+
+    def test_time_limit(self, server):
+        """A compiled program that loops is TimeLimitExceeded in run_result after a finished build."""
+        need("rust")
+        resp = run_code(server.url, "fn main() { loop {} }", language="rust", run_timeout=0.5)
+        assert resp["status"] == "Failed" and resp["compile_result"]["return_code"] == 0
+        assert resp["run_result"]["status"] == "TimeLimitExceeded" and resp["run_result"]["return_code"] is None
+
+    def test_go_test(self, server):
+        """go_test, as SandboxFusion: a Go test file, judged by the test binary's exit status."""
+        need("go")
+        head = 'package main\nimport "testing"\nfunc TestF(t *testing.T) {\n'
+        ok = run_code(server.url, head + '\tif 1+1 != 2 { t.Fatal("no") }\n}\n', language="go_test")
+        bad = run_code(server.url, head + '\tt.Fatal("no")\n}\n', language="go_test")
+        assert ok["status"] == "Success", ok
+        assert bad["status"] == "Failed" and "--- FAIL: TestF" in bad["run_result"]["stdout"], bad
+
+    def test_verify_in_another_language(self, server):
+        """/verify takes the same language names, with test code in that language."""
+        need("java")
+        p = PROGRAMS["java"]
+        tasks = [{"language": "java", "source": p[w], "tests": p["tests"]} for w in ("right", "wrong", "broken")]
+        got = httpx.post(server.url + "/verify", json=tasks, timeout=120).json()
+        assert [v["status"] for v in got] == ["passed", "failed", "compile_error"], got
+
+
 class TestVerify:
     def test_one_and_many(self, server):
         """One task gives one verdict; a list gives a list, in order, with the Verifier's fields."""
@@ -286,7 +346,9 @@ BAD_RUN_CODE = [
     ({"code": 5, "language": "python"}, 422, "code", "must be a string"),
     ({**GOOD, "language": "cobol"}, 422, "language", "SandboxFusion's languages"),
     ({**GOOD, "language": None}, 422, "language", "SandboxFusion's languages"),
-    ({**GOOD, "language": "cpp"}, 422, "language", "not run by this server"),
+    ({**GOOD, "language": "sql"}, 422, "language", "not run by this server"),
+    ({**GOOD, "language": "cpp", "files": {"a.txt": "eA=="}}, 422, "files", "python only"),
+    ({**GOOD, "language": "rust", "fetch_files": ["a.txt"]}, 422, "fetch_files", "python only"),
     ({**GOOD, "run_timeout": -1}, 422, "run_timeout", "number of seconds"),
     ({**GOOD, "run_timeout": "ten"}, 422, "run_timeout", "number of seconds"),
     ({**GOOD, "run_timeout": 10_000}, 422, "run_timeout", "number of seconds"),
@@ -316,6 +378,7 @@ BAD_VERIFY = [
         "must be one of",
     ),
     ({"source": "", "stdio": [["1"]]}, 422, "tasks[0]['stdio']", "pairs"),
+    ({"source": "", "language": "cpp", "stdio": [["1", "1"]]}, 422, "tasks[0]", "takes 'run' or 'tests'"),
     ({"source": "", "tests": "", "timeout": -1}, 422, "tasks[0]['timeout']", "CPU seconds"),
 ]
 

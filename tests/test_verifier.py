@@ -11,8 +11,9 @@ import time
 
 import pytest
 
+from language_programs import ADD_STDIN, PROGRAMS, need
 from passatk import Verifier
-from passatk.execute import SandboxError, Task, Verdict, evaluate, load_problems, shared_verifier
+from passatk.execute import SandboxError, Task, Verdict, evaluate, languages, load_problems, shared_verifier
 from passatk.execute.verifier import task_job
 
 pytestmark = pytest.mark.sandbox
@@ -284,10 +285,62 @@ class TestLifecycle:
         shared_verifier(workers=1, timeout=1.0).close()
 
 
+class TestOtherLanguages:
+    """Tasks in other languages, under SandboxFusion's names, built and run by the real toolchains in the sandbox."""
+
+    @pytest.mark.parametrize("language", list(PROGRAMS))
+    def test_right_wrong_and_broken(self, verifier, language):
+        """With test code in the language: the right program passes, the wrong one fails, one that does not build
+        is compile_error with the compiler's error (JavaScript has no build: a syntax error is an error)."""
+        need(language)
+        p = PROGRAMS[language]
+        tasks = [{"language": language, "source": p[which], "tests": p["tests"]} for which in ("right", "wrong", "broken")]
+        right, wrong, broken = verifier.verify(tasks)
+        assert (right.status, right.pass_fraction) == ("passed", 1.0), right
+        assert (wrong.status, wrong.pass_fraction) == ("failed", 0.0), wrong
+        if language == "nodejs":
+            assert broken.status == "error" and broken.detail.startswith("exit status 1"), broken
+        else:
+            assert broken.status == "compile_error" and "error" in broken.detail.lower(), broken
+
+    def test_console_assert_fails(self, verifier):
+        """console.assert only prints "Assertion failed" and exits 0; the task still fails."""
+        need("nodejs")
+        tests = "console.assert(f(1) === 2);"
+        wrong = _one(verifier, {"language": "js", "source": PROGRAMS["nodejs"]["wrong"], "tests": tests})
+        right = _one(verifier, {"language": "js", "source": PROGRAMS["nodejs"]["right"], "tests": tests})
+        assert (wrong.status, right.status) == ("failed", "passed")
+        assert "Assertion failed" in wrong.detail
+
+    @pytest.mark.parametrize("language", list(ADD_STDIN))
+    def test_run_gives_the_output_and_the_build(self, verifier, language):
+        """`run`: the program's stdout, stderr and exit status come back, with each build step's outcome."""
+        need(language)
+        v = _one(verifier, {"language": language, "source": ADD_STDIN[language], "run": {"stdin": "40 2\n"}})
+        out = v.output
+        assert (out["stdout"], out["stderr"], out["return_code"], out["how"]) == ("42\n", "bye", 3, "exited"), out
+        assert [(b["how"], b["return_code"]) for b in out["build"]] == [("exited", 0)]
+        broken = _one(verifier, {"language": language, "source": "this is not a program", "run": {}})
+        assert broken.status == "compile_error"
+        assert broken.output["build"][0]["return_code"] != 0 and "error" in broken.output["build"][0]["output"]
+        assert broken.output["return_code"] is None and broken.output["how"] is None
+
+    def test_a_missing_toolchain_names_its_package(self, monkeypatch, tmp_path):
+        """Where the compiler is not installed, the task is an error naming the package to install."""
+        monkeypatch.setattr(languages, "SANDBOX_PATH", str(tmp_path))  # a machine with nothing on its PATH
+        with pytest.raises(languages.ToolchainMissing, match="apt-get install g\\+\\+"):
+            task_job({"language": "cpp", "source": PROGRAMS["cpp"]["right"], "tests": PROGRAMS["cpp"]["tests"]})
+
+
 @pytest.mark.parametrize(
     ("task", "error", "message"),
     [
         ({"tests": "assert True"}, TypeError, r"\['source'\] must be a string"),
+        ({"source": "", "language": "cpp", "stdio": [["1", "1"]]}, ValueError, r"takes 'run' or 'tests'.*'stdio'"),
+        ({"source": "", "language": "cpp", "tests": "", "entry_point": "f"}, ValueError, "'entry_point'"),
+        ({"source": "", "language": "cpp", "tests": ["a"]}, ValueError, r"test code in cpp \(a string\)"),
+        ({"source": "", "language": "rust", "run": {"files": {}}}, ValueError, "files are for Python"),
+        ({"source": "", "language": "go", "run": {"compile_timeout": 0}}, ValueError, "compile_timeout"),
         ({"source": "", "tests": "", "stdio": []}, ValueError, "exactly one of"),
         ({"source": ""}, ValueError, "exactly one of"),
         ({"source": "", "tests": "", "test": ""}, ValueError, r"unknown key\(s\) \['test'\]"),
