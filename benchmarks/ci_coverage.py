@@ -14,7 +14,21 @@ interval contains the truth:
   independent (what a quick calculation of "the SE of an accuracy" gives);
 * fixed target (``--target fixed``): p is drawn once per setting and held;
   the truth is the mean of ``1 - (1-p)^k`` over those N problems; only c is
-  redrawn.  Interval: normal with SE sqrt(sum V_hat) / N (needs n >= 2k).
+  redrawn.  Interval: normal with SE sqrt(sum V_hat) / N (needs n >= 2k);
+* ``bayes`` (hierarchical beta-binomial posterior) and ``auto`` (the interval
+  ``summarize(method="auto")`` picks from each simulated benchmark), every
+  setting: ``--bayes-reps`` replications below 200 problems, ``--bayes-reps-large``
+  from 200 on (there auto picks t or Wilson, whose coverage comes from the
+  ``--reps`` replications, so auto is counted on those);
+* ``band``: simultaneous coverage over k = 1, 2, 4, ... <= min(n, 16) of
+  :func:`passatk.uncertainty.simultaneous_band` (the truth at every k inside the
+  band at once), beside ``pointwise-t``, the per-k t intervals read as a band;
+  ``diffband``: the same for :func:`passatk.uncertainty.difference_band` of a model
+  with p against one with p**1.5 on the same problems;
+* clustered benchmarks: clusters of 5 problems, the cluster's mean q ~ Beta(a, b)
+  and each problem's p ~ Beta(10 q, 10 (1 - q)); intervals ``t-cr1`` (CR1 SE, t
+  with G - 1 df), ``wilson-clustered`` (Wilson at N over the design effect),
+  ``wilson-iid`` (Wilson ignoring the clusters) and ``auto-clustered``.
 
 The t/normal/fixed/pooled intervals of all R replications are computed at
 once from the per-problem estimates; the first replications of every setting
@@ -27,7 +41,8 @@ The script ends by timing ``summarize(method="bca")`` against
 ``scipy.stats.bootstrap(method="BCa")`` on one benchmark (the resampling
 tool people use today), printing the ratio.
 
-    python benchmarks/ci_coverage.py [--reps 4000] [--boot-reps 400] [--seed 0] [--quick]
+    python benchmarks/ci_coverage.py [--reps 4000] [--boot-reps 400] [--bayes-reps 1000]
+        [--bayes-reps-large 200] [--seed 0] [--quick]
 """
 
 from __future__ import annotations
@@ -41,6 +56,9 @@ from scipy import stats
 from scipy.special import betaln
 
 from passatk import Results, pass_at_k, summarize, variance_estimate
+from passatk.curves import log2_ks
+from passatk.uncertainty import difference_band, simultaneous_band
+from passatk.uncertainty._summary import AUTO_LARGE, auto_methods
 
 LAWS = {"Beta(1,1)": (1.0, 1.0), "Beta(.5,.5)": (0.5, 0.5), "Beta(.3,3)": (0.3, 3.0), "Beta(3,.3)": (3.0, 0.3)}
 NS_PROBLEMS = (20, 50, 100, 200, 500, 1000)
@@ -81,6 +99,10 @@ def analytic_population(a, b, k, n, big_n, reps, rng):
         phat = c.sum(axis=1) / (big_n * n)
         pooled = np.sqrt(phat * (1 - phat) / (big_n * n))
         out["pooled"] = covered(phat - Z * pooled, phat + Z * pooled, truth)
+    if big_n >= AUTO_LARGE:  # auto picks t or Wilson here: counted on these replications
+        picks = np.array([auto_methods(row[:, None], None)[0][0] for row in x])
+        assert set(picks) <= {"t", "wilson"}, set(picks)
+        out["auto"] = np.where(picks == "wilson", out["wilson"], out["t"])
     ids = [str(i) for i in range(big_n)]
     for r in range(3):  # the counted intervals are the library's
         s = summarize(Results.from_counts(ids, np.full(big_n, n), c[r]), [k])
@@ -88,6 +110,117 @@ def analytic_population(a, b, k, n, big_n, reps, rng):
         assert abs(s.ci.low[0] - lo) < 1e-12 and abs(s.ci.high[0] - hi) < 1e-12, (s.ci, lo, hi)
         w = s.confidence_interval(LEVEL, method="wilson")
         assert abs(w.low[0] - max(centre[r] - half[r], 0)) < 1e-12 and abs(w.high[0] - min(centre[r] + half[r], 1)) < 1e-12
+        if big_n >= AUTO_LARGE:
+            auto = summarize(Results.from_counts(ids, np.full(big_n, n), c[r]), [k], method="auto").ci
+            assert bool(covered(auto.low[0], auto.high[0], truth)) == bool(out["auto"][r])
+    return {m: float(v.mean()) for m, v in out.items()}
+
+
+def bayes_population(a, b, k, n, big_n, reps, rng):
+    """Coverage of bayes (and, below AUTO_LARGE problems, auto), straight from summarize()."""
+    truth = population_truth(a, b, k)
+    ids = [str(i) for i in range(big_n)]
+    hits = {"bayes": 0, "auto": 0}
+    for r in range(reps):
+        res = Results.from_counts(ids, np.full(big_n, n), rng.binomial(n, rng.beta(a, b, big_n)))
+        s = summarize(res, [k], method="bayes")
+        hits["bayes"] += bool(covered(s.ci.low[0], s.ci.high[0], truth))
+        if big_n < AUTO_LARGE:
+            pick = auto_methods(s.per_problem, None)[0][0]
+            ci = s.ci if pick == "bayes" else s.confidence_interval(LEVEL, method=pick)
+            if r < 3:
+                auto = summarize(res, [k], method="auto").ci
+                assert (auto.low[0], auto.high[0]) == (ci.low[0], ci.high[0])
+            hits["auto"] += bool(covered(ci.low[0], ci.high[0], truth))
+    return {m: h / reps for m, h in hits.items() if m == "bayes" or big_n < AUTO_LARGE}
+
+
+def band_ks(n: int) -> list[int]:
+    """The k of a band: 1, 2, 4, ... up to min(n, 16)."""
+    return log2_ks(min(n, 16))
+
+
+def band_population(a, b, n, big_n, reps, rng, n_resamples=999):
+    """Simultaneous coverage over k of the max-|t| band, and of the pointwise t intervals read as a band."""
+    ks = band_ks(n)
+    truth = np.array([population_truth(a, b, k) for k in ks])
+    ids = [str(i) for i in range(big_n)]
+    hits = {"band": 0, "pointwise-t": 0}
+    for _ in range(reps):
+        res = Results.from_counts(ids, np.full(big_n, n), rng.binomial(n, rng.beta(a, b, big_n)))
+        band = simultaneous_band(res, ks, n_resamples=n_resamples, rng=int(rng.integers(2**32)))
+        hits["band"] += bool(covered(band.band.low, band.band.high, truth).all())
+        hits["pointwise-t"] += bool(covered(band.pointwise.low, band.pointwise.high, truth).all())
+    return {m: h / reps for m, h in hits.items()}
+
+
+def weaker_truth(a, b, ks, gamma=1.5, draws=4_000_000) -> np.ndarray:
+    """Mean pass@k of p ~ Beta(a, b) minus that of p**gamma, by Monte Carlo (seeded; SE about 2e-4)."""
+    p = np.random.default_rng(12345).beta(a, b, draws)
+    return np.array([np.mean((1 - p**gamma) ** k - (1 - p) ** k) for k in ks])
+
+
+def diffband_population(a, b, n, big_n, reps, rng, n_resamples=999):
+    """Simultaneous coverage over k of difference_band: model A with p, model B with p**1.5, same problems."""
+    ks = band_ks(n)
+    truth = weaker_truth(a, b, ks)
+    ids = [str(i) for i in range(big_n)]
+    hits = 0
+    for _ in range(reps):
+        p = rng.beta(a, b, big_n)
+        ra = Results.from_counts(ids, np.full(big_n, n), rng.binomial(n, p), name="a")
+        rb = Results.from_counts(ids, np.full(big_n, n), rng.binomial(n, p**1.5), name="b")
+        band = difference_band(ra, rb, ks, n_resamples=n_resamples, rng=int(rng.integers(2**32)))
+        hits += bool(covered(band.band.low, band.band.high, truth).all())
+    return {"diffband": hits / reps}
+
+
+CLUSTER_SIZE, CLUSTER_KAPPA = 5, 10.0
+
+
+def clustered_truth(a, b, k, draws=4_000_000) -> float:
+    """Mean pass@k when q ~ Beta(a, b) and p ~ Beta(kappa q, kappa (1 - q)): E_q[1 - B(kq, k(1-q) + k)/B(kq, k(1-q))]."""
+    q = np.clip(np.random.default_rng(54321).beta(a, b, draws), 1e-12, 1 - 1e-12)
+    x, y = CLUSTER_KAPPA * q, CLUSTER_KAPPA * (1 - q)
+    return float(np.mean(-np.expm1(betaln(x, y + k) - betaln(x, y))))
+
+
+def clustered_population(a, b, k, n, big_n, reps, rng):
+    """Coverage with clusters of alike problems: CR1 t, clustered Wilson, Wilson ignoring clusters, auto."""
+    g = big_n // CLUSTER_SIZE
+    q = np.clip(rng.beta(a, b, (reps, g, 1)), 1e-12, 1 - 1e-12)
+    p = rng.beta(CLUSTER_KAPPA * q, CLUSTER_KAPPA * (1 - q), (reps, g, CLUSTER_SIZE))
+    c = rng.binomial(n, p).reshape(reps, big_n)
+    x = pass_at_k(n, c, k)
+    truth = clustered_truth(a, b, k)
+    mean = x.mean(axis=1)
+    resid = (x - mean[:, None]).reshape(reps, g, CLUSTER_SIZE).sum(axis=2)
+    se = np.sqrt(g / (g - 1) * (resid**2).sum(axis=1)) / big_n
+    var_iid = x.var(axis=1, ddof=1) / big_n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(se > 0, big_n * var_iid / se**2, big_n)
+    tq = stats.t.ppf(0.975, g - 1)
+
+    def wilson(big):
+        z2 = Z**2 / big
+        centre, half = (mean + z2 / 2) / (1 + z2), np.sqrt(z2 * mean * (1 - mean) + z2**2 / 4) / (1 + z2)
+        return np.maximum(centre - half, 0), np.minimum(centre + half, 1)
+
+    out = {
+        "t-cr1": covered(np.clip(mean - tq * se, 0, 1), np.clip(mean + tq * se, 0, 1), truth),
+        "wilson-clustered": covered(*wilson(n_eff), truth),
+        "wilson-iid": covered(*wilson(big_n), truth),
+    }
+    cluster = np.repeat(np.arange(g), CLUSTER_SIZE)
+    picks = np.array([auto_methods(row[:, None], cluster)[0][0] for row in x])
+    out["auto-clustered"] = np.where(picks == "wilson", out["wilson-clustered"], out["t-cr1"])
+    ids = [str(i) for i in range(big_n)]
+    for r in range(3):  # the counted intervals are the library's
+        s = summarize(Results.from_counts(ids, np.full(big_n, n), c[r]), [k], cluster=cluster)
+        lo, hi = wilson(n_eff)
+        w = s.confidence_interval(LEVEL, method="wilson")
+        assert abs(w.low[0] - lo[r]) < 1e-12 and abs(w.high[0] - hi[r]) < 1e-12, (w, lo[r], hi[r])
+        assert abs(s.ci.low[0] - max(mean[r] - tq * se[r], 0)) < 1e-12
     return {m: float(v.mean()) for m, v in out.items()}
 
 
@@ -151,7 +284,7 @@ def coverage_table(rows, methods) -> None:
     cols = sorted({r[4] for r in rows})
     print("| interval | " + " | ".join(f"N={c}" for c in cols) + " |")
     print("|---|" + "---|" * len(cols))
-    for method in methods:
+    for method in (m for m in methods if any(r[0] == m for r in rows)):
         cells = []
         for big_n in cols:
             cov = np.array([r[5] for r in rows if r[0] == method and r[4] == big_n])
@@ -159,41 +292,97 @@ def coverage_table(rows, methods) -> None:
         print(f"| {method} | " + " | ".join(cells) + " |")
 
 
+def setting_rows(task):
+    """Every coverage of one (law, k, n, N) setting: [(method, law, k, n, N, coverage, pinned)].
+
+    Each part draws from its own seeded stream, so the numbers do not depend
+    on which parts run or on ``--jobs``.
+    """
+    law, k, n, big_n, opts = task
+    a, b = LAWS[law]
+    key = [opts["seed"], int(a * 10), int(b * 10), k, n, big_n]
+    pinned = not 0.001 < population_truth(a, b, k) < 0.999
+    out = []
+
+    def add(results, pin=pinned):
+        out.extend((m, law, k, n, big_n, cov, pin) for m, cov in results.items())
+
+    rng = np.random.default_rng(key)  # the stream of the t/normal/wilson/fixed/bootstrap parts, as before
+    add(analytic_population(a, b, k, n, big_n, opts["reps"], rng))
+    if n >= 2 * k:
+        add(analytic_fixed(a, b, k, n, big_n, opts["reps"], rng))
+    if big_n in opts["boot_ns"] and n in (k, 50):
+        add(bootstrap_population(a, b, k, n, big_n, opts["boot_reps"], rng))
+    bayes_reps = opts["bayes_reps"] if big_n < AUTO_LARGE else opts["bayes_reps_large"]
+    add(bayes_population(a, b, k, n, big_n, bayes_reps, np.random.default_rng([*key, 1])))
+    if k == KS[0] and n in (10, 50) and big_n in opts["boot_ns"]:  # one band per (law, n, N)
+        kb = band_ks(n)
+        pin = not all(0.001 < population_truth(a, b, x) < 0.999 for x in kb)
+        rows = {**band_population(a, b, n, big_n, opts["boot_reps"], np.random.default_rng([*key, 2]))}
+        rows.update(diffband_population(a, b, n, big_n, opts["boot_reps"], np.random.default_rng([*key, 3])))
+        out.extend((m, law, f"1..{kb[-1]}", n, big_n, cov, pin) for m, cov in rows.items())
+    if n in (10, 50) and big_n in opts["cluster_ns"]:
+        pin = not 0.001 < clustered_truth(a, b, k) < 0.999
+        add(clustered_population(a, b, k, n, big_n, opts["reps"], np.random.default_rng([*key, 4])), pin)
+    return out
+
+
+METHODS = (
+    "t", "normal", "wilson", "percentile", "bca", "bayes", "auto", "fixed", "pooled",
+    "band", "pointwise-t", "diffband", "t-cr1", "wilson-iid", "wilson-clustered", "auto-clustered",
+)  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--reps", type=int, default=4000, help="replications for t/normal/fixed/pooled")
-    ap.add_argument("--boot-reps", type=int, default=400, help="replications for the bootstrap intervals")
+    ap.add_argument("--reps", type=int, default=4000, help="replications for t/normal/fixed/pooled and the clustered intervals")
+    ap.add_argument("--boot-reps", type=int, default=400, help="replications for the bootstrap intervals and the bands")
+    ap.add_argument("--bayes-reps", type=int, default=1000, help="replications for bayes and auto below 200 problems")
+    ap.add_argument("--bayes-reps-large", type=int, default=200, help="replications for bayes from 200 problems on")
+    ap.add_argument("--jobs", type=int, default=1, help="settings run in parallel processes (numbers do not change)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="a small grid, for a smoke run")
     args = ap.parse_args()
     ns_problems = (50, 200) if args.quick else NS_PROBLEMS
-    boot_ns = (20, 50) if args.quick else (20, 50, 200)
-    rows = []  # (method, law, k, n, N, coverage)
+    opts = {
+        "seed": args.seed,
+        "reps": args.reps,
+        "boot_reps": args.boot_reps,
+        "bayes_reps": args.bayes_reps,
+        "bayes_reps_large": args.bayes_reps_large,
+        "boot_ns": (20, 50) if args.quick else (20, 50, 200),
+        "cluster_ns": (50,) if args.quick else (50, 100, 200, 500),
+    }
+    tasks = [
+        (law, k, n, big_n, opts) for law, k in product(LAWS, KS) for n in samples_grid(k) for big_n in ns_problems
+    ]  # fmt: skip
     t_start = time.perf_counter()
-    for (law, (a, b)), k in product(LAWS.items(), KS):
-        for n in samples_grid(k):
-            for big_n in ns_problems:
-                rng = np.random.default_rng([args.seed, int(a * 10), int(b * 10), k, n, big_n])
-                for method, cov in analytic_population(a, b, k, n, big_n, args.reps, rng).items():
-                    rows.append((method, law, k, n, big_n, cov))
-                if n >= 2 * k:
-                    rows.append(("fixed", law, k, n, big_n, analytic_fixed(a, b, k, n, big_n, args.reps, rng)["fixed"]))
-                if big_n in boot_ns and n in (k, 50):
-                    for method, cov in bootstrap_population(a, b, k, n, big_n, args.boot_reps, rng).items():
-                        rows.append((method, law, k, n, big_n, cov))
+    if args.jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(args.jobs) as pool:
+            parts = list(pool.map(setting_rows, tasks))
+    else:
+        parts = [setting_rows(t) for t in tasks]
+    rows = [r for part in parts for r in part]  # (method, law, k, n, N, coverage, pinned)
     elapsed = time.perf_counter() - t_start
-    methods = ("t", "normal", "wilson", "percentile", "bca", "fixed", "pooled")
-    mc = {m: np.sqrt(LEVEL * (1 - LEVEL) / (args.boot_reps if m in ("percentile", "bca") else args.reps)) for m in methods}
+    reps_of = {"percentile": args.boot_reps, "bca": args.boot_reps, "band": args.boot_reps, "pointwise-t": args.boot_reps}
+    reps_of.update(diffband=args.boot_reps, bayes=args.bayes_reps)
+    mc = {m: np.sqrt(LEVEL * (1 - LEVEL) / reps_of.get(m, args.reps)) for m in METHODS}
 
     print(f"Coverage of nominal 95% intervals ({elapsed:.0f} s). Laws {', '.join(LAWS)}; k in {KS}; n in k..200.")
-    print(f"Monte Carlo SE of one cell: {mc['t']:.2%} ({args.reps} reps), bootstrap {mc['bca']:.2%} ({args.boot_reps} reps).\n")
+    print(
+        f"Monte Carlo SE of one cell: {mc['t']:.2%} ({args.reps} reps), bootstrap and bands {mc['bca']:.2%} "
+        f"({args.boot_reps} reps), bayes {mc['bayes']:.2%} ({args.bayes_reps} reps below N={AUTO_LARGE}, "
+        f"{args.bayes_reps_large} from there; auto from N={AUTO_LARGE} on is counted on the {args.reps} reps).\n"
+    )
     print("min / median / max coverage over laws, k and n, by number of problems N:\n")
-    coverage_table(rows, methods)
+    coverage_table(rows, METHODS)
     print("\nThe same without the settings where pass@k is pinned within 0.001 of 0 or 1:\n")
-    coverage_table([r for r in rows if 0.001 < population_truth(*LAWS[r[1]], r[2]) < 0.999], ("t", "bca", "fixed"))
+    coverage_table([r for r in rows if not r[6]], METHODS)
 
     cells: dict = {}
-    for method, law, k, n, big_n, cov in rows:
+    for method, law, k, n, big_n, cov, _ in rows:
         cells.setdefault((law, k, n, big_n), {})[method] = cov
     low = {m: 0.94 - 2 * se for m, se in mc.items()}
 
@@ -201,13 +390,25 @@ def main() -> None:
         return "" if x is None else f"{x:.1%}"
 
     print("\nPopulation target, N >= 50: settings where t covers less than 94% (by more than 2 Monte Carlo SE),")
-    print("with the bootstrap and Wilson intervals of the same setting:\n")
-    print("| law | k | n | N | true pass@k | t | bca | wilson |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("with the other intervals of the same setting:\n")
+    print("| law | k | n | N | true pass@k | t | bca | wilson | bayes | auto |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for (law, k, n, big_n), c in cells.items():
-        if big_n >= 50 and c["t"] < low["t"]:
+        if big_n >= 50 and "t" in c and c["t"] < low["t"]:
             truth = population_truth(*LAWS[law], k)
-            print(f"| {law} | {k} | {n} | {big_n} | {truth:.4f} | {show(c['t'])} | {show(c.get('bca'))} | {show(c['wilson'])} |")
+            print(
+                f"| {law} | {k} | {n} | {big_n} | {truth:.4f} | {show(c['t'])} | {show(c.get('bca'))} | "
+                f"{show(c['wilson'])} | {show(c.get('bayes'))} | {show(c.get('auto'))} |"
+            )
+    goal = [r for r in rows if r[0] == "auto" and r[4] >= 50 and not r[6]]
+    outside = [r for r in goal if not 0.935 <= r[5] <= 0.965]
+    cover = np.array([r[5] for r in goal])
+    print(f"\n--ci auto, N >= 50, not pinned: {len(goal)} settings, coverage {cover.min():.1%} to {cover.max():.1%};")
+    print(f"outside [93.5%, 96.5%]: {len(outside)}\n")
+    print("| law | k | n | N | auto |")
+    print("|---|---|---|---|---|")
+    for _, law, k, n, big_n, cov, _ in outside:
+        print(f"| {law} | {k} | {n} | {big_n} | {show(cov)} |")
     print("\nFixed target, N >= 50: settings under 94% (by more than 2 Monte Carlo SE):\n")
     print("| law | k | n | N | fixed |")
     print("|---|---|---|---|---|")
