@@ -90,6 +90,9 @@ class Task:
         tests; the program runs as a script and the verdict's ``output``
         carries its stdout, stderr, return code and the fetched files
         (``passed`` means exit status 0).  Every run runs, identical or not.
+        In another language: ``{"stdin": str, "compile_timeout": CPU seconds}``,
+        and ``output`` also has ``build``, each build step's ``how``,
+        ``return_code``, ``cpu``, ``wall`` and ``output``.
     language : str, default "python"
         Another language (SandboxFusion's names: ``cpp``, ``java``,
         ``nodejs``, ``typescript``, ``go``, ``go_test``, ``rust``, ...) takes
