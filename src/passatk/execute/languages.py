@@ -44,13 +44,13 @@ __all__ = [
     "ToolchainMissing",
     "cache_dir",
     "code_job",
+    "code_tests_job",
     "detect_problem",
     "program_job",
     "require",
     "resolve",
     "runtime_binds",
     "sandbox_binds",
-    "tests_job",
 ]
 
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"  # what the steps see (and where toolchains are looked for)
@@ -753,7 +753,7 @@ def code_job(language: str, source: str, *, stdin: str | None = None, compile_ti
     return job
 
 
-def tests_job(language: str, source: str, tests: str) -> dict:
+def code_tests_job(language: str, source: str, tests: str) -> dict:
     """The job that runs ``source`` followed by test code in its language (a ``main`` that asserts), as MultiPL-E does.
 
     It passes when the program exits 0; the language's marks of a failed test
@@ -762,7 +762,7 @@ def tests_job(language: str, source: str, tests: str) -> dict:
     "Assertion failed" anywhere in the output fails it (``console.assert``
     prints that and exits 0).
 
-    >>> tests_job("nodejs", "const f = x => x + 1;", "console.assert(f(1) === 2);")["rule"]["forbid"]
+    >>> code_tests_job("nodejs", "const f = x => x + 1;", "console.assert(f(1) === 2);")["rule"]["forbid"]
     ('Assertion failed',)
     """
     lang = require(language).name

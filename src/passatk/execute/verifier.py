@@ -98,7 +98,7 @@ class Task:
         ``nodejs``, ``typescript``, ``go``, ``go_test``, ``rust``, ...) takes
         ``run`` or ``tests``: test code in that language, appended to
         ``source`` (a ``main`` that asserts); the program passes when it exits
-        0 (see :func:`passatk.execute.languages.tests_job`).  A build that
+        0 (see :func:`passatk.execute.languages.code_tests_job`).  A build that
         fails is ``compile_error``; a toolchain not installed here raises
         :class:`~passatk.execute.languages.ToolchainMissing` naming the package.
     timeout : float, optional
@@ -259,7 +259,7 @@ def _program_job(task, language, where):
     if task.get("tests") is not None:
         if not isinstance(task["tests"], str):
             raise ValueError(f"{where}['tests'] must be test code in {language} (a string).")
-        return languages.tests_job(language, task["source"], task["tests"])
+        return languages.code_tests_job(language, task["source"], task["tests"])
     run = task["run"]
     if not isinstance(run, Mapping) or set(run) - {"stdin", "compile_timeout"}:
         raise ValueError(
