@@ -43,6 +43,17 @@ MetricOption = Annotated[
 ]
 
 
+ScorerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--scorer",
+        help="Which scorer of an inspect_ai log (default: the task's first), or METRIC[,FILTER] of an lm-eval samples file.",
+    ),
+]
+CiHelp = (
+    "Interval method: t, normal, wilson (pass@k near 0 or 1), percentile or bca (bootstrap over problems), "
+    "bayes (hierarchical beta-binomial posterior) or auto (picks from the data and says which)."
+)
 FormatOption = Annotated[
     str | None,
     typer.Option("--format", help="table (default), json (the same as --json) or markdown (GitHub-flavoured)."),
@@ -100,10 +111,10 @@ def parse_ks(text: str | None, results: Sequence[Results] = ()) -> list[int]:
     return sorted(set(ks))
 
 
-def load_models(files: list[Path]) -> dict[str, Results]:
+def load_models(files: list[Path], scorer: str | None = None) -> dict[str, Results]:
     """Load every file (multi-model files give one entry per model); user errors exit 2."""
     try:
-        loaded = load_results(files)
+        loaded = load_results(files, scorer=scorer)
     except (ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     return loaded
@@ -117,12 +128,7 @@ def score(
     k: KsOption = None,
     as_json: JsonOption = False,
     level: LevelOption = 0.95,
-    ci: Annotated[
-        str,
-        typer.Option(
-            "--ci", help="Interval method: t, normal, wilson (pass@k near 0 or 1), percentile or bca (bootstrap over problems)."
-        ),
-    ] = "t",
+    ci: Annotated[str, typer.Option("--ci", help=CiHelp)] = "t",
     target: Annotated[
         str,
         typer.Option(
@@ -146,6 +152,7 @@ def score(
     ] = None,
     fmt: FormatOption = None,
     metric: MetricOption = "pass@k",
+    scorer: ScorerOption = None,
 ) -> None:
     """Unbiased pass@k (or pass^k) for each results file, with its standard error and confidence interval.
 
@@ -164,7 +171,7 @@ def score(
         fail(f"`--metric` must be pass@k or pass^k; got --metric={metric}.")
     if audit is not None and metric != "pass@k":
         fail("`--audit` bounds how far pass@k is inflated by verifier holes; it needs --metric pass@k.")
-    models = load_models(files)
+    models = load_models(files, scorer)
     ks = parse_ks(k, list(models.values()))
     records = {}
     with warnings.catch_warnings(record=True) as caught:
@@ -185,11 +192,23 @@ def score(
         typer.echo(markdown)
     else:
         console.print(score_table(records))
+        for line in _auto_lines(records):
+            console.print(line, highlight=False)
         if holes:
             _audit_report().print_holes(console, holes)
     step_summary(markdown)
     if thresholds is not None:
         gate(below_thresholds(records, thresholds), "--fail-under")
+
+
+def _auto_lines(records: dict[str, dict]) -> list[str]:
+    """What --ci auto picked, per model and k (nothing for another --ci)."""
+    lines = []
+    for name, rec in records.items():
+        picks = [f"k={k}: {e['method']} ({e['picked_because']})" for k, e in rec["pass_at_k"].items() if "picked_because" in e]
+        if picks:
+            lines.append(f"--ci auto picked for {name}: " + "; ".join(picks))
+    return lines
 
 
 @app.command()
@@ -226,15 +245,24 @@ def curve(
     seed: Annotated[int, typer.Option("--seed", help="Seed of every bootstrap.")] = 0,
     as_json: JsonOption = False,
     metric: MetricOption = "pass@k",
+    band: Annotated[
+        bool,
+        typer.Option(
+            "--band/--no-band",
+            help="Also the simultaneous bands: each curve's over all its k at once, each pair's difference and the k "
+            "where it excludes 0 (max-|t| bootstrap over problems).",
+        ),
+    ] = True,
+    scorer: ScorerOption = None,
 ) -> None:
     """pass@k (or pass^k) against k (log2 grid) with confidence bands, crossings between models, and opt-in points beyond n."""
     from passatk.curves import curves
-    from passatk.report import crossover_lines, curve_table
+    from passatk.report import band_lines, crossover_lines, curve_table
 
-    models = load_models(files)
+    models = load_models(files, scorer)
     ks = None if k is None else parse_ks(k)
     try:
-        result = curves(models, ks, level=level, extrapolate_to=extrapolate_to, law=law, rng=seed, metric=metric)
+        result = curves(models, ks, level=level, extrapolate_to=extrapolate_to, law=law, rng=seed, metric=metric, band=band)
     except ValueError as exc:
         fail(str(exc))
     try:
@@ -252,7 +280,7 @@ def curve(
         typer.echo(json.dumps(result.to_dict(), indent=2))
         return
     console.print(curve_table(result))
-    for line in crossover_lines(result.crossovers):
+    for line in crossover_lines(result.crossovers) + band_lines(result):
         console.print(line, highlight=False)
     for path in (plot, problems_plot):
         if path is not None:
@@ -284,7 +312,7 @@ def report_cmd(
     ],
     k: KsOption = None,
     level: LevelOption = 0.95,
-    ci: Annotated[str, typer.Option("--ci", help="Interval method, as for `score`: t, normal, wilson, percentile or bca.")] = "t",
+    ci: Annotated[str, typer.Option("--ci", help="Interval method, as for `score`: " + CiHelp.split(": ", 1)[1])] = "t",
     target: Annotated[str, typer.Option("--target", help="population (default) or fixed, as for `score`.")] = "population",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")] = 0,
     title: Annotated[str | None, typer.Option("--title", help="Title of the page. Default: the models' names.")] = None,
@@ -323,6 +351,7 @@ def compare_cmd(
     ] = False,
     fmt: FormatOption = None,
     metric: MetricOption = "pass@k",
+    scorer: ScorerOption = None,
 ) -> None:
     """Paired comparison on the problems the models share (pass@k, or pass^k): difference, SE, CI and p-value for each k.
 
@@ -339,7 +368,7 @@ def compare_cmd(
 
     fmt = output_format(fmt, as_json)
 
-    models = load_models(files)
+    models = load_models(files, scorer)
     if len(models) < 2:
         fail(f"compare needs at least 2 models; the files hold {len(models)} ({', '.join(models)}).")
     ks = parse_ks(k, list(models.values()))

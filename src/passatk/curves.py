@@ -1,9 +1,12 @@
 r"""pass@k curves of one or more models: bands, crossings, and opt-in model-based points beyond n.
 
 This module gathers what ``passatk curve`` shows: for each model the
-unbiased pass@k over a log2 grid of k with its confidence band
-(:func:`passatk.summarize`), for each pair of models the crossing k
-(:func:`crossover`), and -- only when asked -- model-based pass@k beyond n
+unbiased pass@k over a log2 grid of k with its pointwise intervals
+(:func:`passatk.summarize`) and a band that holds for every k at once
+(:func:`passatk.uncertainty.simultaneous_band`), for each pair of models the
+crossing k (:func:`crossover`) and the band of their difference with the k at
+which it excludes 0 (:func:`passatk.uncertainty.difference_band`), and -- only
+when asked -- model-based pass@k beyond n
 (:func:`passatk.extrapolate.pass_at_k_beyond`), kept apart and labelled as such.
 
 A model tuned for pass@1 often leads at small k and falls behind at large k
@@ -38,7 +41,7 @@ from passatk._validation import (
 from passatk.estimators import pass_at_k_curve
 from passatk.extrapolate import ExtrapolationResult, pass_at_k_beyond
 from passatk.results import Results
-from passatk.uncertainty import ConfidenceInterval, Summary, summarize
+from passatk.uncertainty import BandResult, ConfidenceInterval, Summary, difference_band, simultaneous_band, summarize
 from passatk.uncertainty._bootstrap import percentile_interval, resampled_means
 from passatk.uncertainty._variance import as_metric
 
@@ -280,6 +283,12 @@ class CurvesResult:
         Model-based pass@k beyond each model's smallest n (empty unless asked).
     crossovers : list of CrossoverResult
         One per pair of models that share problems.
+    bands : dict of str to BandResult
+        Per model, the band over every k of its curve at once (empty with ``band=False``).
+    difference_bands : list of BandResult
+        Per pair of models that share problems (in the order of ``crossovers``),
+        the band of their difference over the k both curves have, and
+        ``supported_ks``, where it excludes 0.
 
     Methods
     -------
@@ -294,15 +303,23 @@ class CurvesResult:
     summaries: dict[str, Summary]
     extrapolations: dict[str, ExtrapolationResult]
     crossovers: list[CrossoverResult]
+    bands: dict[str, BandResult] = field(default_factory=dict)
+    difference_bands: list[BandResult] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        """``{"models": {name: summary + "beyond_n"}, "crossovers": [...]}``, ready for JSON."""
+        """``{"models": {name: summary + "band" + "beyond_n"}, "crossovers": [...], "difference_bands": [...]}``."""
         models = {}
         for name, s in self.summaries.items():
             models[name] = s.to_dict()
+            if name in self.bands:
+                models[name]["band"] = self.bands[name].to_dict()
             if name in self.extrapolations:
                 models[name]["beyond_n"] = self.extrapolations[name].to_dict(s.level)
-        return {"models": models, "crossovers": [x.to_dict() for x in self.crossovers]}
+        return {
+            "models": models,
+            "crossovers": [x.to_dict() for x in self.crossovers],
+            "difference_bands": [b.to_dict() for b in self.difference_bands],
+        }
 
     def table(self):
         """A rich table of estimate [interval] per k and model (:func:`passatk.report.curve_table`)."""
@@ -328,6 +345,7 @@ class CurvesResult:
             list(self.summaries.values()),
             extrapolations=self.extrapolations,
             crossover=self.crossovers[0] if len(self.crossovers) == 1 else None,
+            bands=self.bands,
         )
 
 
@@ -341,6 +359,7 @@ def curves(
     law: str = "beta_binomial",
     rng: int | np.random.Generator | None = None,
     metric: str = "pass@k",
+    band: bool = True,
 ) -> CurvesResult:
     """pass@k (or pass^k) curves with bands for each model, crossings for each pair, and optional points beyond n.
 
@@ -367,6 +386,10 @@ def curves(
     metric : {"pass@k", "pass^k"}, default "pass@k"
         ``"pass^k"``: curves, bands and crossings of :func:`passatk.pass_hat_k`
         (all k attempts succeed).  ``extrapolate_to`` is for pass@k only.
+    band : bool, default True
+        Also the simultaneous bands: per model over its k grid
+        (:func:`passatk.uncertainty.simultaneous_band`), per pair over the k
+        both grids share (:func:`passatk.uncertainty.difference_band`), seeded by ``rng``.
 
     Returns
     -------
@@ -408,12 +431,25 @@ def curves(
                 rule=f"be an integer above the samples per problem ({own_n} for {name!r})",
             )
             extrapolations[name] = pass_at_k_beyond(r, log2_ks(int(extrapolate_to), own_n + 1), law=law, rng=rng)
-    pairs = [
-        crossover(models[a], models[b], level=level, rng=rng, metric=metric)
+    paired = [
+        (a, b)
         for a, b in combinations(models, 2)
         if set(models[a].task_ids.tolist()) & set(models[b].task_ids.tolist())  # different benchmarks: no pair
     ]
-    return CurvesResult(summaries, extrapolations, pairs)
+    pairs = [crossover(models[a], models[b], level=level, rng=rng, metric=metric) for a, b in paired]
+    bands, difference_bands = {}, []
+    if band:
+        bands = {
+            name: replace(simultaneous_band(models[name], s.ks, level=level, rng=rng, metric=metric), models=(name,))
+            for name, s in summaries.items()
+        }
+        for a, b in paired:
+            common = sorted(set(summaries[a].ks) & set(summaries[b].ks))
+            if len(set(models[a].task_ids.tolist()) & set(models[b].task_ids.tolist())) >= 2 and common:
+                difference_bands.append(
+                    replace(difference_band(models[a], models[b], common, level=level, rng=rng, metric=metric), models=(a, b))
+                )
+    return CurvesResult(summaries, extrapolations, pairs, bands, difference_bands)
 
 
 def _named(summary: Summary, name: str) -> Summary:

@@ -16,7 +16,7 @@ import numpy as np
 from passatk.curves import CrossoverResult
 from passatk.extrapolate import ExtrapolationResult
 from passatk.results import Results
-from passatk.uncertainty import Summary
+from passatk.uncertainty import BandResult, Summary
 
 __all__ = ["OKABE_ITO", "plot_curves", "plot_problem_rates"]
 
@@ -56,6 +56,7 @@ def plot_curves(
     *,
     extrapolations: Mapping[str, ExtrapolationResult] | None = None,
     crossover: CrossoverResult | None = None,
+    bands: Mapping[str, BandResult] | None = None,
     title: str | None = None,
     ax=None,
 ):
@@ -72,6 +73,10 @@ def plot_curves(
         and "model-based" in the legend.
     crossover : CrossoverResult, optional
         Marks the crossing k (dotted line) and its interval (shaded span).
+    bands : mapping of str to BandResult, optional
+        Simultaneous bands (:func:`passatk.uncertainty.simultaneous_band`) keyed
+        by the summary's name, drawn as a dashed outline around the shaded
+        pointwise intervals: the whole curve lies inside it at its level.
     title : str, optional
     ax : matplotlib Axes, optional
         Draw into it; by default a new figure 7 inches wide, legend below the axes.
@@ -82,11 +87,12 @@ def plot_curves(
     """
     if not summaries:
         raise ValueError("`summaries` is empty; pass at least one Summary.")
-    extrapolations = dict(extrapolations or {})
-    unknown = set(extrapolations) - {s.name for s in summaries}
-    if unknown:
-        raise ValueError(f"`extrapolations` has no summary to extend for {sorted(unknown)!r}.")
-    rows = len(summaries) + len(extrapolations) + (crossover is not None)
+    extrapolations, bands = dict(extrapolations or {}), dict(bands or {})
+    for what, keyed in (("extrapolations", extrapolations), ("bands", bands)):
+        unknown = set(keyed) - {s.name for s in summaries}
+        if unknown:
+            raise ValueError(f"`{what}` has no summary to extend for {sorted(unknown)!r}.")
+    rows = len(summaries) + len(extrapolations) + len(bands) + (crossover is not None)
     fig = ax.figure if ax is not None else _figure(figsize=(7, 3.9 + 0.2 * rows), dpi=120)
     ax = ax if ax is not None else fig.add_subplot()
     k_max, measured = 1.0, set()
@@ -98,6 +104,18 @@ def plot_curves(
         ax.plot(
             ks, 100 * s.estimate, color=st["color"], marker=st["marker"], markersize=4, label=f"{s.name} (unbiased; {level}% CI)"
         )
+        band = bands.get(s.name)
+        if band is not None:
+            ax.fill_between(
+                np.asarray(band.ks, dtype=float),
+                100 * band.band.low,
+                100 * band.band.high,
+                facecolor="none",
+                edgecolor=st["color"],
+                linestyle="--",
+                linewidth=0.9,
+                label=f"{s.name}: {int(round(100 * band.level))}% band for all k at once",
+            )
         k_max = max(k_max, ks.max())
         ext = extrapolations.get(s.name)
         if ext is not None:

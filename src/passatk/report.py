@@ -18,6 +18,7 @@ from passatk.uncertainty import summarize
 
 __all__ = [
     "MCNEMAR_MARK",
+    "band_lines",
     "compare_rows",
     "compare_table",
     "crossover_lines",
@@ -290,6 +291,43 @@ def crossover_lines(crossovers: Iterable) -> list[str]:
                 f"replicates; {x.problems} shared problems)."
             )
     return lines
+
+
+def band_lines(result) -> list[str]:
+    """One sentence per simultaneous band of a :class:`~passatk.curves.CurvesResult`: its width, and where a difference is supported.
+
+    Examples
+    --------
+    >>> from passatk import Results, curves
+    >>> ids = [f"p{i}" for i in range(12)]
+    >>> a = Results.from_counts(ids, [4] * 12, [4, 4, 4, 3, 4, 3, 2, 4, 3, 1, 2, 0], name="A")
+    >>> b = Results.from_counts(ids, [4] * 12, [1, 0, 2, 0, 1, 0, 0, 2, 1, 0, 1, 0], name="B")
+    >>> band_lines(curves({"A": a, "B": b}))[-1]
+    'A - B: the 95% band over k = 1..4 excludes 0 at every k (supported jointly at k = 1, 2, 4; 12 shared problems).'
+    """
+    lines = []
+    for name, b in result.bands.items():
+        lines.append(
+            f"{name}: the {b.level:.0%} band holds for all k = {b.ks[0]}..{b.ks[-1]} at once "
+            f"(estimate ± {b.critical_value:.2f} SE; the pointwise intervals use ± {_pointwise_crit(b):.2f} SE)."
+        )
+    for b in result.difference_bands:
+        a_name, b_name = b.models
+        head = f"{a_name} - {b_name}: the {b.level:.0%} band over k = {b.ks[0]}..{b.ks[-1]}"
+        tail = f"{b.problems} shared problems"
+        if not b.supported_ks:
+            lines.append(f"{head} contains 0 at every k (no k at which they differ jointly; {tail}).")
+        else:
+            which = ", ".join(map(str, b.supported_ks))
+            where = "every k" if len(b.supported_ks) == len(b.ks) else f"k = {which}"
+            lines.append(f"{head} excludes 0 at {where} (supported jointly at k = {which}; {tail}).")
+    return lines
+
+
+def _pointwise_crit(band) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(0.5 + band.level / 2, (band.clusters or band.problems) - 1))
 
 
 def plan_rows(plan) -> list[tuple[str, str, str]]:
