@@ -16,12 +16,15 @@ passatk's time includes starting its workers.
 
 **Overhead.** One program at a time, passatk's own recipe for each (the same
 argv and environment) run bare — a subprocess per step in a fresh directory,
-no sandbox, no limits — and in one warm sandboxed worker, alternating
+no sandbox, no limits, in a directory on a tmpfs as the sandbox's are (but Go's, which is the fixed
+directory its cache was built for) — and in one warm sandboxed worker, alternating
 program by program; the build and run steps are timed on each side (in the
-sandbox from the verdict's step reports), and the overhead is the sandboxed
-end-to-end time (submit to verdict) less the bare one.
+sandbox from the verdict's step reports), the overhead is the sandboxed
+end-to-end time (submit to verdict) less the bare one (the median over the
+programs of the paired difference), and ``dispatch`` the part of it outside
+the sample's process (worker, zygote, fork, verdict back).
 
-    python benchmarks/bench_languages.py                  # 20 problems a language (every 8th), a few minutes on 2 cores
+    python benchmarks/bench_languages.py                  # 12 problems a language (every 13th), a few minutes on 2 cores
     python benchmarks/bench_languages.py --all            # all 164
     python benchmarks/bench_languages.py --languages cpp,rust --workers 2 --overhead 8
 
@@ -52,6 +55,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "humaneval-x"
 FILES = {"cpp": "cpp", "go": "go", "java": "java", "nodejs": "js", "rust": "rust"}
 TITLES = {"cpp": "C++", "go": "Go", "java": "Java", "nodejs": "JavaScript", "rust": "Rust"}
 ENV = {"PATH": languages.SANDBOX_PATH, "LANG": "C.UTF-8", "HOME": os.environ.get("HOME", "/root")}
+SHM = "/dev/shm" if os.path.isdir("/dev/shm") else None  # bare runs on a tmpfs, as the sandbox's directories are
 TIMEOUT = 10.0  # CPU seconds of a run (passatk) and wall seconds of a step (reference), as CodeGeeX's default
 
 
@@ -139,7 +143,7 @@ class Reference:
 # --------------------------------------------------------------------------- #
 def bare(job: dict, heap_mb: int, gocache: str | None) -> tuple[float, float]:
     """Run a ``program`` job's steps outside any sandbox, as the sandbox's steps run them; (build s, run s)."""
-    cwd = Path(job.get("workdir") or tempfile.mkdtemp(prefix="bare-"))
+    cwd = Path(job.get("workdir") or tempfile.mkdtemp(prefix="bare-", dir=SHM))
     cwd.mkdir(exist_ok=True)
     try:
         path = cwd / job["file"]
@@ -172,7 +176,7 @@ def overhead(lang: str, jobs: list[dict], plan) -> dict:
     gocache = None
     if lang == "go":  # Go writes to its build cache when it may: give the bare runs a copy
         original = next(s["env"]["GOCACHE"] for s in jobs[0]["steps"] if "GOCACHE" in s["env"])
-        gocache = tempfile.mkdtemp(prefix="bare-gocache-")
+        gocache = tempfile.mkdtemp(prefix="bare-gocache-", dir=SHM)
         shutil.copytree(original, gocache, dirs_exist_ok=True)
     pool = LocalPool(plan, limits, 1, keep_warm=True)
     rows = []
@@ -195,8 +199,8 @@ def overhead(lang: str, jobs: list[dict], plan) -> dict:
             shutil.rmtree(gocache, ignore_errors=True)
     cols = ("bare_build", "bare_run", "bare_total", "sandbox_build", "sandbox_rest", "sandbox_total")
     med = {c: statistics.median(r[j] for r in rows) for j, c in enumerate(cols)}
-    diffs = [r[5] - r[2] for r in rows]
-    med["overhead"] = statistics.median(diffs)
+    med["overhead"] = statistics.median(r[5] - r[2] for r in rows)  # paired: the same program, one after the other
+    med["dispatch"] = statistics.median(r[5] - r[3] - r[4] for r in rows)  # submit to verdict, less the sample's process
     med["n"] = len(rows)
     return med
 
@@ -205,18 +209,23 @@ def overhead(lang: str, jobs: list[dict], plan) -> dict:
 # the comparison
 # --------------------------------------------------------------------------- #
 def subset(recs: list, n: int | None) -> list:
-    """All records, or ``n`` spread evenly over the file (every 8th of 164 for 20)."""
+    """All records, or ``n`` spread evenly over the file (every 13th of 164 for 12)."""
     if n is None or n >= len(recs):
         return recs
     step = len(recs) // n
     return recs[::step][:n]
 
 
-def throughput(lang: str, path: Path, recs: list, workers: int) -> tuple:
+def prepare(path: Path, recs: list) -> tuple[list, list]:
+    """The samples (canonical solutions) and passatk's jobs for them; passatk's prepared caches made, once per machine."""
     problems = tasks.load_problems(path)
     samples = [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in recs]
     jobs = [tasks.build_job(problems[s["task_id"]], s["task_id"], s["completion"]) for s in samples]
-    evaluate(samples[:1], path, workers=1)  # passatk's prepared caches made (once per machine), outside the timing
+    evaluate(samples[:1], path, workers=1)
+    return samples, jobs
+
+
+def throughput(lang: str, path: Path, samples: list, jobs: list, workers: int) -> tuple:
     ref = Reference(lang)
     try:
         ref.passes(samples[0]["task_id"], jobs[0]["source"])  # the reference's own caches warm (Go's build cache)
@@ -232,16 +241,17 @@ def throughput(lang: str, path: Path, recs: list, workers: int) -> tuple:
     ours = [r["passed"] for r in res.records]
     n = len(samples)
     agree = sum(a == b for a, b in zip(theirs, ours))
-    return (lang, n, n / t_ref, n / t_ours, t_ref / t_ours, agree, sum(theirs), sum(ours)), jobs
+    return lang, n, n / t_ref, n / t_ours, t_ref / t_ours, agree, sum(theirs), sum(ours)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--all", action="store_true", help="all 164 problems a language (default: 20, every 8th)")
-    ap.add_argument("--n", type=int, default=20, help="problems a language without --all")
+    ap.add_argument("--all", action="store_true", help="all 164 problems a language (default: 12, every 13th)")
+    ap.add_argument("--n", type=int, default=12, help="problems a language without --all")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--languages", default=",".join(FILES))
-    ap.add_argument("--overhead", type=int, default=8, help="programs a language for the overhead (0: skip it)")
+    ap.add_argument("--overhead", type=int, default=6, help="programs a language for the overhead (0: skip it)")
+    ap.add_argument("--no-throughput", action="store_true", help="measure the overhead only")
     args = ap.parse_args()
     plan_sandbox("bwrap", quiet=True)  # bubblewrap works here, or stop now
     rows, costs = [], []
@@ -249,32 +259,38 @@ def main():
         languages.require(lang)
         path = DATA / f"humaneval_{FILES[lang]}.jsonl.gz"
         recs = subset([json.loads(line) for line in gzip.open(path, "rt")], None if args.all else args.n)
-        row, jobs = throughput(lang, path, recs, args.workers)
-        rows.append(row)
-        _, n, r, o, ratio, agree, pr, po = row
-        print(
-            f"{lang:7s} n={n:3d}  reference {r:6.2f}/s  passatk {o:6.2f}/s  ratio {ratio:4.2f}x  agree {agree}/{n} "
-            f"(passed: reference {pr}, passatk {po})",
-            flush=True,
-        )
+        samples, jobs = prepare(path, recs)
+        if not args.no_throughput:
+            rows.append(throughput(lang, path, samples, jobs, args.workers))
+            _, n, r, o, ratio, agree, pr, po = rows[-1]
+            print(
+                f"{lang:7s} n={n:3d}  reference {r:6.2f}/s  passatk {o:6.2f}/s  ratio {ratio:4.2f}x  agree {agree}/{n} "
+                f"(passed: reference {pr}, passatk {po})",
+                flush=True,
+            )
         if args.overhead:
             binds = languages.problem_binds(tasks.load_problems(path))
             cost = overhead(lang, jobs[: args.overhead], plan_sandbox("bwrap", binds, quiet=True))
             costs.append((lang, cost))
             print(f"{lang:7s} overhead {json.dumps({k: round(v, 4) for k, v in cost.items()})}", flush=True)
     print(f"\nmachine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; workers {args.workers}\n")
-    print("| language | programs | reference harness | passatk (sandboxed) | ratio | verdicts agree |")
-    print("|---|---|---|---|---|---|")
+    if rows:
+        print("| language | programs | reference harness | passatk (sandboxed) | ratio | verdicts agree |")
+        print("|---|---|---|---|---|---|")
     for lang, n, r, o, ratio, agree, pr, po in rows:
         print(f"| {TITLES[lang]} | {n} | {r:.2f}/s | {o:.2f}/s | {ratio:.2f}x | {agree}/{n} ({pr} vs {po} passed) |")
     if costs:
-        print("\n| language | bare: build + run | sandboxed: build + rest | sandboxed end to end | overhead a program |")
-        print("|---|---|---|---|---|")
+        print(
+            "\n| language | bare: build + run | sandboxed: build + rest of the sample's process | dispatch "
+            "| sandboxed end to end | overhead a program |"
+        )
+        print("|---|---|---|---|---|---|")
         for lang, c in costs:
             ms = 1000 * c["overhead"]
             print(
                 f"| {TITLES[lang]} | {c['bare_build']:.3f} + {c['bare_run']:.3f} s | {c['sandbox_build']:.3f} + "
-                f"{c['sandbox_rest']:.3f} s | {c['sandbox_total']:.3f} s | {ms:+.0f} ms ({ms / 10 / c['bare_total']:+.0f}%) |"
+                f"{c['sandbox_rest']:.3f} s | {1000 * c['dispatch']:.0f} ms | {c['sandbox_total']:.3f} s "
+                f"| {ms:+.0f} ms ({ms / 10 / c['bare_total']:+.0f}%) |"
             )
 
 
