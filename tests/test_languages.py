@@ -232,25 +232,35 @@ TRIVIAL = {  # a body that compiles whatever the return type
 }
 
 
-_UNSETTLED = pytest.mark.xfail(
-    reason="failed once in a full run on a loaded machine (not yet examined; see the languages issue's note)", strict=False
-)
+# Prompts whose own tests do not compile under the reference harness's commands (upstream
+# translation bugs, listed in the README): every body gets ``compile_error`` there.
+UNCOMPILABLE = {
+    "cpp": {"HumanEval_137_compare_one": "does not name a type"},  # std::nullopt, a value, used as a type
+    "go": {"HumanEval_87_get_row": "cannot use []interface{}"},  # [][]int literals holding []interface{} rows
+}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "lang", [pytest.param(lang, marks=_UNSETTLED) if lang in ("cpp", "typescript") else lang for lang in TRIVIAL]
-)
+@pytest.mark.timeout(3600)  # all 161 TypeScript prompts take tsc about 20 minutes on 2 busy cores
+@pytest.mark.parametrize("lang", list(TRIVIAL))
 def test_every_multiple_prompt_compiles(shared_data, lang):
     """Every prompt of the file assembles and compiles with a trivial body (and then fails, never passes).
 
+    The prompts listed in UNCOMPILABLE fail to compile, with their known error, whatever the body.
     Every third prompt unless PASSATK_LANGUAGES_FULL is set.
     """
     path = _mpl(shared_data, lang)
     samples = [{"name": r["name"], "completion": TRIVIAL[lang]} for r in _read(path)[::_EVERY]]
     result = evaluate(samples, path, workers=2, timeout=10.0)
-    bad = {r["name"]: r["result"][:200] for r in result.records if r["status"] in ("compile_error", "passed", "sandbox_error")}
-    assert bad == {}
+    bad = {
+        r["name"]: (r["status"], r["result"])
+        for r in result.records
+        if r["status"] in ("compile_error", "passed", "sandbox_error")
+    }
+    known = {name: why for name, why in UNCOMPILABLE.get(lang, {}).items() if name in {s["name"] for s in samples}}
+    assert {name: status for name, (status, _) in bad.items()} == dict.fromkeys(known, "compile_error"), bad
+    for name, why in known.items():
+        assert why in bad[name][1], bad[name]
 
 
 @pytest.mark.parametrize("rec,right,wrong", handwritten_records(), ids=lambda v: v["language"] if isinstance(v, dict) else "")
