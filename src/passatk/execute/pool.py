@@ -231,13 +231,18 @@ class LocalPool:
             self._attempts[suspect] = self._attempts.get(suspect, 0) + 1
             if self._attempts[suspect] >= MAX_ATTEMPTS:
                 jobs = jobs[1:]
+                del self._attempts[suspect]
                 detail = "the worker died while running this program (it killed its worker or broke the sandbox)"
                 self._emit(Verdict(suspect, "error", detail))
             self.scheduler.retry(jobs)
+        if self._too_many_deaths() and not self.scheduler.done():
+            raise SandboxError(f"workers keep dying ({reason or 'no message'}); giving up.")
         if not self.scheduler.done():
-            if self._next_index > 4 * self.n_workers + 16:
-                raise SandboxError(f"workers keep dying ({reason or 'no message'}); giving up.")
             self._start_worker()
+
+    def _too_many_deaths(self) -> bool:
+        """Whether to give up, after a worker's death: more than 4n+16 worker starts in this run."""
+        return self._next_index > 4 * self.n_workers + 16
 
     def close(self) -> None:
         """Stop every worker."""
