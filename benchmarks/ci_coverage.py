@@ -17,8 +17,8 @@ interval contains the truth:
   redrawn.  Interval: normal with SE sqrt(sum V_hat) / N (needs n >= 2k);
 * ``bayes`` (hierarchical beta-binomial posterior) and ``auto`` (the interval
   ``summarize(method="auto")`` picks from each simulated benchmark), every
-  setting: ``--bayes-reps`` replications below 200 problems, ``--bayes-reps-large``
-  from 200 on (there auto picks t or Wilson, whose coverage comes from the
+  setting: ``--bayes-reps`` replications below 500 problems (``AUTO_LARGE``), ``--bayes-reps-large``
+  from 500 on (there auto picks t or Wilson, whose coverage comes from the
   ``--reps`` replications, so auto is counted on those);
 * ``band``: simultaneous coverage over k = 1, 2, 4, ... <= min(n, 16) of
   :func:`passatk.uncertainty.simultaneous_band` (the truth at every k inside the
@@ -337,8 +337,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=4000, help="replications for t/normal/fixed/pooled and the clustered intervals")
     ap.add_argument("--boot-reps", type=int, default=400, help="replications for the bootstrap intervals and the bands")
-    ap.add_argument("--bayes-reps", type=int, default=1000, help="replications for bayes and auto below 200 problems")
-    ap.add_argument("--bayes-reps-large", type=int, default=200, help="replications for bayes from 200 problems on")
+    ap.add_argument(
+        "--bayes-reps", type=int, default=1000, help="replications for bayes and auto below AUTO_LARGE (500) problems"
+    )
+    ap.add_argument("--bayes-reps-large", type=int, default=200, help="replications for bayes from AUTO_LARGE problems on")
     ap.add_argument("--jobs", type=int, default=1, help="settings run in parallel processes (numbers do not change)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="a small grid, for a smoke run")

@@ -155,7 +155,7 @@ class TestClusteredWilson:
 
 class TestAuto:
     def test_picks_by_kind_of_data(self):
-        """Pinned (at most 2 problems off the edge): wilson; fewer than 200 problems: bayes; more: t; clusters: wilson."""
+        """Pinned (at most 2 problems off the edge): wilson; fewer than 500 problems: bayes; more: t; clusters: wilson."""
         pinned = counts(np.r_[np.zeros(298, dtype=int), 3, 5])
         assert auto_methods(summarize(pinned, [1]).per_problem, None)[0] == ("wilson", "pinned at 0")
         small = counts(G.binomial(10, G.beta(0.3, 3, 60)))
@@ -176,7 +176,7 @@ class TestAuto:
             assert (s.ci.low[j], s.ci.high[j]) == (ci.low[j], ci.high[j])
         rec = s.to_dict()
         assert rec["method"] == "auto" and rec["pass_at_k"]["10"]["method"] == s.picked[1]
-        assert rec["pass_at_k"]["1"]["picked_because"] == "62 problems (< 200)"
+        assert rec["pass_at_k"]["1"]["picked_because"] == "62 problems (< 500)"
 
     def test_fixed_target_is_normal(self):
         """target='fixed' has one interval, so auto is normal there."""
@@ -228,7 +228,7 @@ class TestCli:
         """--ci auto: the table is followed by the method picked for each k and why; JSON has it per k."""
         out = self.run("score", str(path), "-k", "1,10", "--ci", "auto")
         assert out.exit_code == 0, out.output
-        assert "--ci auto picked for m: k=1: bayes (50 problems (< 200)); k=10: bayes" in out.output
+        assert "--ci auto picked for m: k=1: bayes (50 problems (< 500)); k=10: bayes" in out.output
         rec = json.loads(self.run("score", str(path), "--ci", "auto", "--json").output)["m"]
         assert rec["pass_at_k"]["1"]["method"] == "bayes"
 

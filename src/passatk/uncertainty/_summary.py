@@ -95,7 +95,7 @@ def _effective_n(values: np.ndarray, codes: np.ndarray | None, se: np.ndarray) -
 #: What ``method="auto"`` picks for each kind of data (from the coverage measured in
 #: ``benchmarks/ci_coverage.py``, README "How sure"), and the smallest number of problems (or
 #: clusters) counted as large.
-AUTO_LARGE = 200
+AUTO_LARGE = 500
 
 
 def auto_methods(values: np.ndarray, codes: np.ndarray | None) -> tuple[tuple[str, str], ...]:
