@@ -182,3 +182,43 @@ class TestMonotone:
         (more, floor_more), (fewer, floor_fewer) = needed(d_lo, w_hi), needed(d_lo, w_lo)
         assert (more >= fewer).all() and floor_more >= floor_fewer
         assert (np.diff(big) <= 0).all() and big[-1] >= floor_big  # more samples never need more problems
+
+
+class TestPassHatK:
+    def test_worst_case_sigma_is_the_maximum_over_p(self):
+        """No pilot, pass^k: sigma^2 is the maximum over p of k^2 p^(2k-1) (1-p), at p = 1 - 1/(2k) (a grid of p)."""
+        for k in (1, 3, 8):
+            plan = plan_comparison(0.05, k=k, metric="pass^k")
+            grid = np.linspace(0, 1, 200_001)
+            assert plan.sigma2_a == pytest.approx((k**2 * grid ** (2 * k - 1) * (1 - grid)).max(), rel=1e-8)
+            assert plan.metric == "pass^k" and "1-1/(2k)" in plan.source
+
+    def test_a_stated_p_mirrors_pass_at_k(self):
+        """pass^k of success rate p has pass@k's leading variance at 1 - p."""
+        a = plan_comparison(0.04, k=4, p=0.3, metric="pass^k")
+        b = plan_comparison(0.04, k=4, p=0.7)
+        assert a.problems.tolist() == b.problems.tolist() and a.sigma2_a == b.sigma2_a
+
+    def test_a_pilot_equals_pass_at_k_of_the_mirrored_counts(self):
+        """pass^k(n, c, k) = 1 - pass@k(n, n - c, k): a pass^k plan from a pilot is the pass@k plan of the pilot with c -> n - c."""
+        g = np.random.default_rng(2)
+        ids = [f"t{i}" for i in range(50)]
+        n = g.integers(8, 30, 50)
+        ca, cb = g.binomial(n, g.beta(2, 1, 50)), g.binomial(n, g.beta(1.5, 1, 50))
+        pilot = [Results.from_counts(ids, n, ca, name="A"), Results.from_counts(ids, n, cb, name="B")]
+        mirrored = [Results.from_counts(ids, n, n - ca, name="A"), Results.from_counts(ids, n, n - cb, name="B")]
+        got = plan_comparison(0.05, k=4, pilot=pilot, metric="pass^k")
+        ref = plan_comparison(0.05, k=4, pilot=mirrored)
+        assert got.problems.tolist() == ref.problems.tolist()
+        assert (got.omega2, got.sigma2_a, got.sigma2_b) == pytest.approx((ref.omega2, ref.sigma2_a, ref.sigma2_b), rel=1e-12)
+
+    def test_cli(self):
+        """passatk plan --metric pass^k: the table says pass^4, the JSON carries the metric; a bad metric is one line."""
+        out = runner.invoke(app, ["plan", "--delta", "0.05", "-k", "4", "--metric", "pass^k"])
+        assert out.exit_code == 0, out.output
+        assert "detect a pass^4 difference of 0.05" in out.output
+        rec = json.loads(runner.invoke(app, ["plan", "--delta", "0.05", "-k", "4", "--metric", "pass^k", "--json"]).output)
+        assert rec["metric"] == "pass^k"
+        assert rec["plan"][0]["problems"] == plan_comparison(0.05, k=4, metric="pass^k").problems[0]
+        bad = runner.invoke(app, ["plan", "--delta", "0.05", "--metric", "pass#k"])
+        assert bad.exit_code == 2 and "`metric` must be one of" in bad.output

@@ -420,16 +420,27 @@ def plan_cmd(
         float, typer.Option("--correlation", help="One-model pilot: assumed correlation of the two models' pass@k.")
     ] = 0.75,
     as_json: JsonOption = False,
+    metric: MetricOption = "pass@k",
+    scorer: ScorerOption = None,
 ) -> None:
     """How many problems (and samples per problem) a paired comparison needs to detect --delta."""
     from passatk.report import plan_lines, plan_table
     from passatk.uncertainty import plan_comparison
 
-    models = list(load_models(pilot).values()) if pilot else None
+    models = list(load_models(pilot, scorer).values()) if pilot else None
     ns = None if n is None else parse_ks(n)
     try:
         result = plan_comparison(
-            delta, k, alpha=alpha, power=power, samples_per_problem=ns, pilot=models, omega=omega, p=p, correlation=correlation
+            delta,
+            k,
+            alpha=alpha,
+            power=power,
+            samples_per_problem=ns,
+            pilot=models,
+            omega=omega,
+            p=p,
+            correlation=correlation,
+            metric=metric,
         )
     except ValueError as exc:
         fail(str(exc))

@@ -346,7 +346,8 @@ def plan_table(plan):
     """A rich table of a :class:`~passatk.PlanResult`: problems needed for each number of samples per problem."""
     from rich.table import Table
 
-    title = f"detect a pass@{plan.k} difference of {plan.delta:g} (paired, alpha {plan.alpha:g}, power {plan.power:.0%})"
+    label = f"{plan.metric[:-1]}{plan.k}"
+    title = f"detect a {label} difference of {plan.delta:g} (paired, alpha {plan.alpha:g}, power {plan.power:.0%})"
     table = Table(title=title, title_justify="left")
     for col in ("samples per problem", "problems", "samples per model"):
         table.add_column(col, justify="right")

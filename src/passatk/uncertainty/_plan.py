@@ -9,7 +9,7 @@ import numpy as np
 
 from passatk._validation import as_int, as_level, as_number, shared_problems
 from passatk.results import Results
-from passatk.uncertainty._variance import leading_variance, variance_estimate
+from passatk.uncertainty._variance import as_metric, leading_variance, variance_estimate
 
 __all__ = ["PlanResult", "plan_comparison"]
 
@@ -46,6 +46,8 @@ class PlanResult:
         N needed however many samples are drawn (:math:`n \to \infty`).
     source : str
         Where the variance components came from (pilot or assumptions).
+    metric : str
+        ``"pass@k"`` or ``"pass^k"``: the quantity whose difference is planned for.
     """
 
     delta: float
@@ -59,10 +61,12 @@ class PlanResult:
     problems: np.ndarray
     problems_floor: int
     source: str
+    metric: str = "pass@k"
 
     def to_dict(self) -> dict:
         """The ``passatk plan --json`` record."""
         return {
+            "metric": self.metric,
             "delta": self.delta,
             "k": self.k,
             "alpha": self.alpha,
@@ -76,12 +80,17 @@ class PlanResult:
         }
 
 
-def _worst_case_sigma2(k: int) -> float:
-    r"""max over p of :math:`k^2 p (1-p)^{2k-1}`, reached at p = 1/(2k)."""
-    return leading_variance(k, 1.0 / (2 * k))
+def _sigma2(k: int, p: float, metric: str) -> float:
+    r"""The leading within-problem variance per sample: :math:`k^2 p (1-p)^{2k-1}`, or for pass^k :math:`k^2 p^{2k-1} (1-p)`."""
+    return leading_variance(k, 1.0 - p if metric == "pass^k" else p)
 
 
-def _pilot_components(models: Sequence[Results], k: int) -> tuple[float, float, float | None, float]:
+def _worst_case_p(k: int, metric: str) -> float:
+    """The p that maximises :func:`_sigma2`: 1/(2k) for pass@k, 1 - 1/(2k) for pass^k."""
+    return 1.0 - 1.0 / (2 * k) if metric == "pass^k" else 1.0 / (2 * k)
+
+
+def _pilot_components(models: Sequence[Results], k: int, metric: str) -> tuple[float, float, float | None, float]:
     """sigma2 of each model, omega2 (two models) and the one-model between-problem variance."""
     if len(models) >= 2:
         a, b, _, _ = shared_problems(models[0], models[1], at_least=2, what="a two-model pilot")
@@ -95,8 +104,8 @@ def _pilot_components(models: Sequence[Results], k: int) -> tuple[float, float, 
                 f"a pilot needs n >= 2k = {2 * k} samples per problem to estimate the within-problem variance; "
                 f"model {m.name!r} has n={int(m.n[i])} for problem {str(m.task_ids[i])!r}."
             )
-        vals.append(m.pass_at_k(k))
-        vhats.append(variance_estimate(m.n, m.c, k))
+        vals.append(m.pass_hat_k(k) if metric == "pass^k" else m.pass_at_k(k))
+        vhats.append(variance_estimate(m.n, m.c, k, metric=metric))
         sigma2.append(float(np.mean(m.n * vhats[-1])))
     if len(vals) == 2:
         d = vals[0] - vals[1]
@@ -117,8 +126,9 @@ def plan_comparison(
     omega: float | None = None,
     p: float | None = None,
     correlation: float = DEFAULT_CORRELATION,
+    metric: str = "pass@k",
 ) -> PlanResult:
-    r"""Problems N (and samples n per problem) needed to detect a pass@k difference ``delta`` between two models.
+    r"""Problems N (and samples n per problem) needed to detect a pass@k (or pass^k) difference ``delta`` between two models.
 
     .. math::
 
@@ -151,9 +161,14 @@ def plan_comparison(
     p : float, optional
         Without a pilot: a typical per-sample success probability, giving
         :math:`\sigma^2 = k^2 p (1-p)^{2k-1}`; default the worst case
-        ``p = 1/(2k)``.
+        ``p = 1/(2k)``.  For pass^k, :math:`\sigma^2 = k^2 p^{2k-1}(1-p)`
+        and the worst case ``p = 1 - 1/(2k)``.
     correlation : float, default 0.75
         ``r`` for a one-model pilot.
+    metric : {"pass@k", "pass^k"}, default "pass@k"
+        ``"pass^k"`` plans a comparison of :func:`passatk.pass_hat_k` (all k
+        attempts succeed): the pilot's values and within-problem variances are
+        pass^k's (``variance_estimate(..., metric="pass^k")``).
 
     Returns
     -------
@@ -193,6 +208,7 @@ def plan_comparison(
     """
     delta = as_number(delta, "delta", 0, 1, open_low=True, rule="be a difference in pass@k in (0, 1], e.g. 0.03")
     k = as_int(k, "k", low=1)
+    metric = as_metric(metric)
     alpha = as_level(alpha, "alpha")
     power = as_level(power, "power")
     if samples_per_problem is None:
@@ -207,18 +223,18 @@ def plan_comparison(
     if pilot is None:
         if p is not None:
             p = as_number(p, "p", 0, 1, rule="be a probability in [0, 1]")
-        sigma2 = _worst_case_sigma2(k) if p is None else leading_variance(k, p)
+        sigma2 = _sigma2(k, _worst_case_p(k, metric) if p is None else p, metric)
         sigma2_a = sigma2_b = sigma2
         omega2 = (DEFAULT_OMEGA if omega is None else omega) ** 2
+        worst = "worst-case p=1-1/(2k)" if metric == "pass^k" else "worst-case p=1/(2k)"
         source = (
-            f"assumed: omega={np.sqrt(omega2):.3g}{' (default)' if omega is None else ''}, "
-            f"{'worst-case p=1/(2k)' if p is None else f'p={p:g}'}"
+            f"assumed: omega={np.sqrt(omega2):.3g}{' (default)' if omega is None else ''}, {worst if p is None else f'p={p:g}'}"
         )
     else:
         if p is not None:
             raise ValueError("`p` is an assumption for planning without a pilot; the pilot's own variance is used.")
         models = _pilot_iv(pilot)
-        sigma2_a, sigma2_b, omega2, between = _pilot_components(models, k)
+        sigma2_a, sigma2_b, omega2, between = _pilot_components(models, k, metric)
         names = " and ".join(repr(m.name) for m in models[:2])
         if omega is not None:
             omega2, how = omega**2, f"omega={omega:g} stated"
@@ -242,6 +258,7 @@ def plan_comparison(
         problems=np.maximum(needed, 2),
         problems_floor=max(int(np.ceil(z2 * omega2 / delta**2 - 1e-9)), 2),
         source=source,
+        metric=metric,
     )
 
 
