@@ -107,3 +107,32 @@ def test_unwritable_plot_path(two_files, tmp_path):
     """A figure path in a missing folder is a one-line error."""
     out = runner.invoke(app, ["curve", str(two_files[0]), "--plot", str(tmp_path / "no" / "such" / "dir" / "c.png")])
     assert out.exit_code == 2 and "could not write the figure" in out.output
+
+
+def test_bands_in_json_table_and_figure(two_files, tmp_path):
+    """The curve carries each model's simultaneous band and the pair's difference band with its supported k, in JSON, text and figure."""
+    from passatk.uncertainty import difference_band, simultaneous_band
+
+    models = load_results(list(two_files))
+    doc = json.loads(runner.invoke(app, ["curve", *map(str, two_files), "--json"]).output)
+    for name, res in models.items():
+        ref = simultaneous_band(res, [1, 2, 4, 8, 16])
+        rec = doc["models"][name]["band"]
+        assert rec["critical_value"] == pytest.approx(ref.critical_value, rel=1e-12)
+        assert rec["pass_at_k"]["4"]["band"] == pytest.approx([ref.band.low[2], ref.band.high[2]], rel=1e-12)
+    diff = difference_band(models["focused"], models["diverse"], [1, 2, 4, 8, 16])
+    assert doc["difference_bands"][0]["models"] == ["focused", "diverse"]
+    assert doc["difference_bands"][0]["supported_ks"] == list(diff.supported_ks)
+    out = runner.invoke(app, ["curve", *map(str, two_files)])
+    assert "focused: the 95% band holds for all k = 1..16 at once" in out.output
+    assert "focused - diverse: the 95% band over k = 1..16" in out.output
+    legend = [t.get_text() for t in curves(models).plot().axes[0].get_legend().get_texts()]
+    assert "focused: 95% band for all k at once" in legend and "diverse: 95% band for all k at once" in legend
+
+
+def test_no_band(two_files):
+    """--no-band leaves the bands out of the JSON and the text."""
+    out = runner.invoke(app, ["curve", *map(str, two_files), "--no-band", "--json"])
+    doc = json.loads(out.output)
+    assert "band" not in doc["models"]["focused"] and doc["difference_bands"] == []
+    assert "band holds" not in runner.invoke(app, ["curve", *map(str, two_files), "--no-band"]).output
