@@ -12,6 +12,13 @@ population mean of the per-problem pass@k,
 the same target as :func:`passatk.summarize`'s default ``target="population"``.
 The hyperparameters are integrated out on a grid rather than fixed at a point
 estimate, so their uncertainty (large with few problems) widens the interval.
+
+References
+----------
+.. [1] S. Bowyer, L. Aitchison, D. Ivanova, "Position: Don't use the CLT in LLM
+       evals with fewer than a few hundred datapoints", arXiv:2503.01747, 2025.
+.. [2] A. Gelman et al., *Bayesian Data Analysis*, 3rd ed., 2013, section 5.3
+       (the hierarchical beta-binomial model, computed on a grid).
 """
 
 from __future__ import annotations

@@ -331,12 +331,16 @@ def summarize(
         The k values, each ``<= n`` of every problem.
     level : float, default 0.95
         Confidence level of the interval (``confidence_level=`` is an alias).
-    method : {"t", "normal", "wilson", "percentile", "bca"}, default "t"
+    method : {"t", "normal", "wilson", "percentile", "bca", "bayes", "auto"}, default "t"
         ``"t"``: Student t with N-1 degrees of freedom (G-1 with clusters);
         ``"normal"``: z (always, for the fixed target); ``"wilson"``: the
-        Wilson score interval, for pass@k near 0 or 1 (see Notes); ``"percentile"`` and ``"bca"``: bootstrap over
+        Wilson score interval, for pass@k near 0 or 1 (with clusters at the
+        effective N, see Notes); ``"percentile"`` and ``"bca"``: bootstrap over
         problems (or over clusters), percentile or bias-corrected and
-        accelerated.
+        accelerated; ``"bayes"``: the posterior of the population mean under a
+        hierarchical beta-binomial model (see Notes; not with clusters);
+        ``"auto"``: per k, the interval with the best measured coverage for
+        that kind of data (``Summary.picked`` says which and why).
     target : {"population", "fixed"}, default "population"
         What the interval is about; see Notes.
     cluster : sequence or mapping, optional
@@ -403,6 +407,31 @@ def summarize(
     no problems away from the edge) every spread-based interval collapses;
     use ``"wilson"``, which keeps a width of about :math:`z^2/N` there.
 
+    *Clustered Wilson*: with ``cluster``, the Wilson interval is computed at
+    the effective number of problems :math:`N_\text{eff} = N\,(S^2/N) /
+    \mathrm{SE}^2_\text{CR1}`, N divided by the design effect (as
+    inspect_ai does), so clusters of alike problems count for less.
+
+    *Bayes* (``method="bayes"``): :math:`p_i \sim \mathrm{Beta}(a, b)`,
+    :math:`c_i \sim \mathrm{Binomial}(n_i, p_i)`, and the interval is the
+    equal-tailed posterior interval of the population mean
+    :math:`\mu_k = 1 - B(a, b+k)/B(a, b)` (pass^k: :math:`B(a+k, b)/B(a, b)`).
+    The hyperparameters are integrated out: the posterior of
+    :math:`(\operatorname{logit} m, \log s)`, :math:`m = a/(a+b)`,
+    :math:`s = a+b`, is computed on a 32 x 32 grid refined twice around its
+    mass (prior: m uniform, log s logistic with scale 1.5), and
+    4000 draws from it (seeded by ``rng``, so the same call gives the same
+    interval) give the quantiles.  The likelihood is summed over distinct
+    counts, so 1000 problems take well under a second.  Bowyer et al. [4]_
+    argue for such intervals below a few hundred problems, where CLT-based
+    ones under-cover.
+
+    *Auto* (``method="auto"``), per k: ``"wilson"`` when at most 2 problems
+    are away from the boundary (0 or 1) the estimate is near (pinned);
+    otherwise ``"bayes"`` below 500 problems (``"wilson"`` with clusters,
+    which bayes does not model) and ``"t"`` from 500 on.  The choice follows
+    the coverage measured by ``benchmarks/ci_coverage.py`` (README).
+
     References
     ----------
     .. [1] B. Efron, "Better bootstrap confidence intervals", J. Amer.
@@ -410,6 +439,11 @@ def summarize(
     .. [2] A. C. Cameron, D. L. Miller, "A practitioner's guide to
            cluster-robust inference", J. Human Resources 50(2), 2015 (CR1).
     .. [3] E. Miller, "Adding error bars to evals", arXiv:2411.00640, 2024.
+    .. [4] S. Bowyer, L. Aitchison, D. Ivanova, "Position: Don't use the CLT
+           in LLM evals with fewer than a few hundred datapoints",
+           arXiv:2503.01747, 2025.
+    .. [5] E. B. Wilson, "Probable inference, the law of succession, and
+           statistical inference", J. Amer. Statist. Assoc. 22(158), 1927.
 
     Examples
     --------
