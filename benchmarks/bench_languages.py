@@ -55,7 +55,13 @@ from passatk.execute.pool import LocalPool  # noqa: E402
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "humaneval-x"
 FILES = {"cpp": "cpp", "go": "go", "java": "java", "nodejs": "js", "rust": "rust"}
 TITLES = {"cpp": "C++", "go": "Go", "java": "Java", "nodejs": "JavaScript", "rust": "Rust"}
-ENV = {"PATH": languages.SANDBOX_PATH, "LANG": "C.UTF-8", "HOME": os.environ.get("HOME", "/root")}
+# NODE_PATH: the global npm modules, as where CodeGeeX's harness runs with js-md5 installed (JavaScript/162)
+ENV = {
+    "PATH": languages.SANDBOX_PATH,
+    "LANG": "C.UTF-8",
+    "HOME": os.environ.get("HOME", "/root"),
+    "NODE_PATH": "/usr/lib/node_modules",
+}
 SHM = "/dev/shm" if os.path.isdir("/dev/shm") else None  # bare runs on a tmpfs, as the sandbox's directories are
 TIMEOUT = 10.0  # CPU seconds of a run (passatk) and wall seconds of a step (reference), as CodeGeeX's default
 
