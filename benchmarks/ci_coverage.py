@@ -48,8 +48,10 @@ tool people use today), printing the ratio.
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from itertools import product
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -342,6 +344,10 @@ def main() -> None:
     )
     ap.add_argument("--bayes-reps-large", type=int, default=200, help="replications for bayes from AUTO_LARGE problems on")
     ap.add_argument("--jobs", type=int, default=1, help="settings run in parallel processes (numbers do not change)")
+    ap.add_argument(
+        "--rows", type=Path, help="append each setting's rows to this JSONL as it ends; settings already there are not rerun"
+    )
+    ap.add_argument("--tables-only", action="store_true", help="print the tables of the --rows file, running nothing")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="a small grid, for a smoke run")
     args = ap.parse_args()
@@ -358,15 +364,27 @@ def main() -> None:
     tasks = [
         (law, k, n, big_n, opts) for law, k in product(LAWS, KS) for n in samples_grid(k) for big_n in ns_problems
     ]  # fmt: skip
+    done = []
+    if args.rows is not None and args.rows.exists():
+        done = [tuple(r) for r in map(json.loads, args.rows.read_text().splitlines())]
+    finished = {(r[1], r[2], r[3], r[4]) for r in done if isinstance(r[2], int)}
+    tasks = [t for t in tasks if t[:4] not in finished and not args.tables_only]
+    tasks.sort(key=lambda t: (t[3] < 50, t[3] >= AUTO_LARGE, t[3]))  # the settings of the --ci auto goal first
     t_start = time.perf_counter()
+    rows = list(done)  # (method, law, k, n, N, coverage, pinned)
+    out = args.rows.open("a") if args.rows is not None else None
+    pool = None
     if args.jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(args.jobs) as pool:
-            parts = list(pool.map(setting_rows, tasks))
-    else:
-        parts = [setting_rows(t) for t in tasks]
-    rows = [r for part in parts for r in part]  # (method, law, k, n, N, coverage, pinned)
+        pool = ProcessPoolExecutor(args.jobs)
+    for part in pool.map(setting_rows, tasks) if pool else map(setting_rows, tasks):
+        rows.extend(part)
+        if out is not None:
+            out.write("".join(json.dumps(r) + "\n" for r in part))
+            out.flush()
+    if pool is not None:
+        pool.shutdown()
     elapsed = time.perf_counter() - t_start
     reps_of = {"percentile": args.boot_reps, "bca": args.boot_reps, "band": args.boot_reps, "pointwise-t": args.boot_reps}
     reps_of.update(diffband=args.boot_reps, bayes=args.bayes_reps)
@@ -417,7 +435,8 @@ def main() -> None:
     for (law, k, n, big_n), c in cells.items():
         if big_n >= 50 and "fixed" in c and c["fixed"] < low["fixed"]:
             print(f"| {law} | {k} | {n} | {big_n} | {show(c['fixed'])} |")
-    time_against_scipy(np.random.default_rng(args.seed))
+    if not args.tables_only:
+        time_against_scipy(np.random.default_rng(args.seed))
 
 
 if __name__ == "__main__":
