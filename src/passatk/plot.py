@@ -75,7 +75,7 @@ def plot_curves(
         Marks the crossing k (dotted line) and its interval (shaded span).
     bands : mapping of str to BandResult, optional
         Simultaneous bands (:func:`passatk.uncertainty.simultaneous_band`) keyed
-        by the summary's name, drawn as a dashed outline around the shaded
+        by the summary's name, drawn as a dotted outline around the shaded
         pointwise intervals: the whole curve lies inside it at its level.
     title : str, optional
     ax : matplotlib Axes, optional
@@ -112,8 +112,8 @@ def plot_curves(
                 100 * band.band.high,
                 facecolor="none",
                 edgecolor=st["color"],
-                linestyle="--",
-                linewidth=0.9,
+                linestyle=":",
+                linewidth=1.1,
                 label=f"{s.name}: {int(round(100 * band.level))}% band for all k at once",
             )
         k_max = max(k_max, ks.max())
