@@ -47,7 +47,7 @@ from dataclasses import asdict, dataclass, replace
 from passatk.execute import languages
 from passatk.execute._worker.outputs import RULES
 from passatk.execute._worker.verdict import Verdict
-from passatk.execute.pool import MAX_ATTEMPTS, FifoScheduler, LocalPool
+from passatk.execute.pool import FifoScheduler, LocalPool
 from passatk.execute.sandbox import Limits, Sandbox, SandboxError, WorkerLost, plan_sandbox
 from passatk.execute.tasks import _as_text, job_key
 
@@ -397,27 +397,13 @@ class _ServingPool(LocalPool):
         self._attempts.pop(data.key, None)
         super().on_verdict(worker, data)
 
-    def on_lost(self, worker):
-        reason = worker.stderr_tail()
-        self._drop(worker)
-        jobs = self.scheduler.lost(worker.index)
-        if jobs:
-            suspect = jobs[0]["key"]
-            self._attempts[suspect] = self._attempts.get(suspect, 0) + 1
-            if self._attempts[suspect] >= MAX_ATTEMPTS:
-                jobs = jobs[1:]
-                del self._attempts[suspect]
-                detail = "the worker died while running this program (it killed its worker or broke the sandbox)"
-                self._emit(Verdict(suspect, "error", detail))
-            self.scheduler.retry(jobs)
+    def _too_many_deaths(self) -> bool:
+        """Give up past 4n+16 worker deaths within the last minute (called once per death)."""
         now = time.monotonic()
         self._deaths.append(now)
         while now - self._deaths[0] > self.WINDOW:
             self._deaths.popleft()
-        if len(self._deaths) > 4 * self.n_workers + 16:
-            raise SandboxError(f"workers keep dying ({reason or 'no message'}); giving up.")
-        if not self.scheduler.done():
-            self._start_worker()
+        return len(self._deaths) > 4 * self.n_workers + 16
 
     def reset(self) -> None:
         """Stop every worker and forget every job (after a failure of the sandbox itself)."""
