@@ -19,15 +19,16 @@ KS = [1, 2, 4, 8, 16]
 
 
 def brute_force_band(values: np.ndarray, level: float, n_resamples: int, seed: int):
-    """The max-|t| band computed the plain way: one replicate at a time, from the same stream of indices."""
+    """The studentised max-|t| band computed the plain way: one replicate at a time, from the same stream of indices."""
     big_n = values.shape[0]
     est = values.mean(axis=0)
     se = values.std(axis=0, ddof=1) / np.sqrt(big_n)
     idx = np.random.default_rng(seed).integers(0, big_n, size=(n_resamples, big_n))
     t_max = []
     for row in idx:
-        dev = np.abs(values[row].mean(axis=0) - est)
-        t_max.append(max((dev[j] / (se[j] * np.sqrt((big_n - 1) / big_n)) for j in range(est.size) if se[j] > 0), default=0.0))
+        x = values[row]
+        dev, se_star = np.abs(x.mean(axis=0) - est), x.std(axis=0, ddof=1) / np.sqrt(big_n)
+        t_max.append(max((dev[j] / max(se_star[j], se[j] / 2) for j in range(est.size) if se[j] > 0), default=0.0))
     q = max(np.quantile(t_max, level), stats.t.ppf(0.5 + level / 2, big_n - 1))
     return est, se, q
 
@@ -139,8 +140,8 @@ class TestDifferenceBand:
         assert b.models == ("m", "o") and b.problems == 35 and b.is_difference
 
     def test_supported_ks_are_where_the_band_excludes_zero(self):
-        """A clearly stronger model is supported at every k; a model against itself nowhere (difference 0, SE 0)."""
-        weak = Results.from_counts(IDS, [16] * 40, MODEL.c // 3, name="weak")
+        """Against a model that never succeeds: supported at every k; against itself nowhere (difference 0, SE 0)."""
+        weak = Results.from_counts(IDS, [16] * 40, np.zeros(40, dtype=int), name="weak")
         b = difference_band(MODEL, weak, KS)
         assert b.supported_ks == tuple(KS)
         assert all((lo > 0 or hi < 0) == (k in b.supported_ks) for k, lo, hi in zip(KS, b.band.low, b.band.high))

@@ -9,7 +9,7 @@ import numpy as np
 
 from passatk._validation import as_ks, as_level, as_n_resamples, as_results, as_rng, options, shared_problems
 from passatk.results import Results
-from passatk.uncertainty._bootstrap import resampled_means
+from passatk.uncertainty._bootstrap import resample_indices, unit_sums
 from passatk.uncertainty._common import ConfidenceInterval, json_number, quantile
 from passatk.uncertainty._compare import _estimates
 from passatk.uncertainty._summary import _cluster_iv, _robust_se
@@ -52,7 +52,7 @@ class BandResult:
         the two models differ jointly (the family-wise error over the k is at
         most ``1 - level``).
     bootstrap_distribution : ndarray, shape (n_resamples,)
-        max over k of :math:`|\bar x^*_k - \hat\mu_k| / \mathrm{SE}_k` per replicate.
+        max over k of :math:`|\bar x^*_k - \hat\mu_k| / \max(\mathrm{SE}^*_k, \mathrm{SE}_k/2)` per replicate.
 
     Methods
     -------
@@ -126,20 +126,43 @@ def _excluding_zero(ks: Sequence[int], ci: ConfidenceInterval) -> tuple[int, ...
 
 
 def max_abs_t(values: np.ndarray, codes: np.ndarray | None, se: np.ndarray, n_resamples: int, rng) -> np.ndarray:
-    r"""Per bootstrap replicate, max over the columns of :math:`|\bar x^* - \bar x| / (\mathrm{SE}\sqrt{(G-1)/G})`.
+    r"""Per bootstrap replicate, :math:`\max_k |\bar x^*_k - \bar x_k| / \max(\mathrm{SE}^*_k, \mathrm{SE}_k/2)`.
 
-    :math:`\mathrm{SE}\sqrt{(G-1)/G}` is the bootstrap's own spread of a mean
-    over G units, so each column enters on the same scale.  Columns with
-    SE = 0 are left out: they hold one value (or cluster means all equal to
-    the overall mean), every replicate reproduces their mean, and they add nothing.
+    :math:`\mathrm{SE}^*_k` is the replicate's own SE by the same formula as
+    ``se`` (:math:`S/\sqrt N`, or CR1 over the resampled clusters): the
+    studentised (bootstrap-t) max, which follows the skewness of a mean of
+    bounded values better than dividing by the one ``se``.  The floor at half
+    the original SE keeps a replicate whose values happen to be all equal
+    (SE* = 0) from giving an infinite ratio.  Columns with ``se`` = 0 are left
+    out: they hold one value (or cluster means all equal to the overall mean),
+    every replicate reproduces their mean, and they add nothing.
+
+    Per cluster g with sum :math:`S_g` and size :math:`n_g`, a replicate's
+    residual sum of squares is :math:`\sum S_g^2 - 2\bar x^*\sum S_g n_g +
+    \bar x^{*2}\sum n_g^2` over the clusters it holds (one problem per
+    cluster without ``codes``), so one pass over the resampled indices gives both.
     """
-    dist = resampled_means(values, codes, n_resamples, rng)
-    live = se > 0
-    if not live.any():
-        return np.zeros(n_resamples)
-    g = values.shape[0] if codes is None else int(codes.max()) + 1
-    scale = se[live] * np.sqrt((g - 1) / g)
-    return (np.abs(dist[:, live] - values[:, live].mean(axis=0)) / scale).max(axis=1)
+    live = np.flatnonzero(se > 0)
+    t_max = np.zeros(n_resamples)
+    if live.size == 0:
+        return t_max
+    sums, sizes = unit_sums(values, codes)
+    g = sizes.size
+    estimate = values.mean(axis=0)
+    start = 0
+    for idx in resample_indices(g, n_resamples, rng):
+        rows = slice(start, start + idx.shape[0])
+        size, size2 = sizes[idx].sum(axis=1), (sizes**2)[idx].sum(axis=1)
+        for j in live:  # one 1-D gather per k, as in resampled_means
+            col = sums[:, j]
+            total = np.take(col, idx).sum(axis=1)
+            mean = total / size
+            ss = np.take(col**2, idx).sum(axis=1) - 2 * mean * np.take(col * sizes, idx).sum(axis=1) + mean**2 * size2
+            se_star = np.sqrt(g / (g - 1) * np.maximum(ss, 0.0)) / size
+            t = np.abs(mean - estimate[j]) / np.maximum(se_star, se[j] / 2)
+            t_max[rows] = np.maximum(t_max[rows], t)
+        start += idx.shape[0]
+    return t_max
 
 
 def critical_value(dist: np.ndarray, level: float, df: int) -> float:
@@ -192,14 +215,17 @@ def simultaneous_band(
 
     .. math::
 
-        T^* = \max_k \frac{|\bar\rho^*_k - \hat\mu_k|}{\mathrm{SE}_k\sqrt{(N-1)/N}},
+        T^* = \max_k \frac{|\bar\rho^*_k - \hat\mu_k|}{\max(\mathrm{SE}^*_k, \mathrm{SE}_k/2)},
         \qquad
         \text{band}_k = \hat\mu_k \pm q\,\mathrm{SE}_k,
 
-    with :math:`q` the ``level`` quantile of :math:`T^*` (the max-|t|, or
-    sup-t, band), floored at the pointwise :math:`t_{N-1}` critical value
-    (G clusters for N with ``cluster``).  :math:`\mathrm{SE}_k\sqrt{(N-1)/N}`
-    is the bootstrap's own spread of a mean.  Because the estimates at
+    with :math:`\mathrm{SE}^*_k` the replicate's own standard error and
+    :math:`q` the ``level`` quantile of :math:`T^*` (a studentised max-|t|,
+    or sup-t, band), floored at the pointwise :math:`t_{N-1}` critical value
+    (G - 1 with ``cluster``).  Studentising each replicate by its own SE
+    follows the skewness of pass@k on small benchmarks (the SE is small
+    exactly when the mean is near 0 or 1); the floor at half the SE keeps a
+    replicate with all values equal finite.  Because the estimates at
     neighbouring k are strongly correlated, :math:`q` lies between the
     pointwise value and a Bonferroni one.
 
@@ -255,8 +281,8 @@ def simultaneous_band(
     >>> b = simultaneous_band(res, [1, 2, 4, 8], n_resamples=500)
     >>> b.estimate.round(3).tolist()
     [0.391, 0.527, 0.652, 0.75]
-    >>> round(b.critical_value, 3)  # 8 problems: the floor, t(7) at 97.5%
-    2.365
+    >>> round(b.critical_value, 2)  # 8 problems: well above t(7) = 2.36
+    3.36
     """
     as_results(results)
     metric = as_metric(metric)
