@@ -777,10 +777,14 @@ def runtime_binds() -> tuple[str, ...]:
 
     The cache (:func:`cache_dir`, made here if missing) holds only what
     passatk prepared from trusted sources (Go's build caches, Rust's crates);
-    caches prepared later appear in it without a new sandbox.
+    caches prepared later appear in it without a new sandbox.  Where it cannot
+    be made (a read-only home), it is left out: Python needs none of it.
     """
     cache = cache_dir()
-    cache.mkdir(parents=True, exist_ok=True)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return sandbox_binds(LANGUAGES)
     return tuple(dict.fromkeys((*sandbox_binds(LANGUAGES), os.path.realpath(cache))))
 
 
