@@ -155,7 +155,7 @@ class TestClusteredWilson:
 
 class TestAuto:
     def test_picks_by_kind_of_data(self):
-        """Pinned (at most 2 problems off the edge): wilson; fewer than 500 problems: bayes; more: t; clusters: wilson."""
+        """Pinned (at most 2 problems off the edge): wilson; fewer than 500 problems: bayes; more: t (wilson within 15/N of an edge); clusters: wilson."""
         pinned = counts(np.r_[np.zeros(298, dtype=int), 3, 5])
         assert auto_methods(summarize(pinned, [1]).per_problem, None)[0] == ("wilson", "pinned at 0")
         small = counts(G.binomial(10, G.beta(0.3, 3, 60)))
@@ -164,6 +164,8 @@ class TestAuto:
         assert summarize(large, [1], method="auto").picked == ("t",)
         clustered = summarize(small, [1], method="auto", cluster=[i // 3 for i in range(60)])
         assert clustered.picked == ("wilson",) and "20 clusters" in clustered.picked_because[0]
+        rare = counts(np.r_[np.zeros(592, dtype=int), np.full(8, 5)])  # N x mean = 4 < 15: still Wilson
+        assert summarize(rare, [1], method="auto").picked_because == ("600 problems, within 15/N of 0",)
         easy = counts(np.r_[np.full(58, 10), 9, 8])
         assert summarize(easy, [1, 10], method="auto").picked_because[1] == "pinned at 1"
 

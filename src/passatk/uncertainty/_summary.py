@@ -92,36 +92,38 @@ def _effective_n(values: np.ndarray, codes: np.ndarray | None, se: np.ndarray) -
         return np.where(se > 0, big_n * var_iid / se**2, big_n)
 
 
-#: What ``method="auto"`` picks for each kind of data (from the coverage measured in
-#: ``benchmarks/ci_coverage.py``, README "How sure"), and the smallest number of problems (or
-#: clusters) counted as large.
-AUTO_LARGE = 500
+#: What ``method="auto"`` picks for each kind of data follows the coverage measured in
+#: ``benchmarks/ci_coverage.py`` (README "How sure"): the smallest number of problems (or
+#: clusters) counted as large, and, for a large benchmark, how many problems' worth of
+#: distance from 0 or 1 (N times the distance) the t interval needs.
+AUTO_LARGE, AUTO_NEAR = 500, 15
 
 
 def auto_methods(values: np.ndarray, codes: np.ndarray | None) -> tuple[tuple[str, str], ...]:
     """Per k, ``(method, reason)`` for ``method="auto"``: the interval with the best measured coverage for such data.
 
     * pinned at 0 or 1 (at most 2 problems away from the boundary the
-      estimate is near): ``"wilson"`` (clustered with ``cluster``), the only one
-      that keeps its width there;
-    * fewer than :data:`AUTO_LARGE` problems: ``"bayes"`` (``"wilson"`` with clusters);
-    * otherwise ``"t"``.
+      estimate is near): ``"wilson"`` (clustered with ``cluster``), which keeps
+      its width there where every spread-based interval collapses;
+    * fewer than :data:`AUTO_LARGE` problems: ``"bayes"`` (``"wilson"`` with
+      clusters, which bayes does not model);
+    * otherwise ``"t"``, unless N times the distance of the estimate from 0
+      or 1 is below :data:`AUTO_NEAR`: then ``"wilson"`` again.
     """
     units = values.shape[0] if codes is None else int(codes.max()) + 1
+    what = "clusters" if codes is not None else "problems"
     picks = []
     for col in values.T:
-        edge = 0.0 if col.mean() <= 0.5 else 1.0
+        mean = col.mean()
+        edge = 0.0 if mean <= 0.5 else 1.0
         if np.count_nonzero(col != edge) <= 2:
             picks.append(("wilson", f"pinned at {edge:g}"))
         elif units < AUTO_LARGE:
-            picks.append(
-                (
-                    "wilson" if codes is not None else "bayes",
-                    f"{units} {'clusters' if codes is not None else 'problems'} (< {AUTO_LARGE})",
-                )
-            )
+            picks.append(("wilson" if codes is not None else "bayes", f"{units} {what} (< {AUTO_LARGE})"))
+        elif units * min(mean, 1.0 - mean) < AUTO_NEAR:
+            picks.append(("wilson", f"{units} {what}, within {AUTO_NEAR}/N of {edge:g}"))
         else:
-            picks.append(("t", f"{units} {'clusters' if codes is not None else 'problems'} (>= {AUTO_LARGE})"))
+            picks.append(("t", f"{units} {what} (>= {AUTO_LARGE})"))
     return tuple(picks)
 
 
@@ -429,7 +431,8 @@ def summarize(
     *Auto* (``method="auto"``), per k: ``"wilson"`` when at most 2 problems
     are away from the boundary (0 or 1) the estimate is near (pinned);
     otherwise ``"bayes"`` below 500 problems (``"wilson"`` with clusters,
-    which bayes does not model) and ``"t"`` from 500 on.  The choice follows
+    which bayes does not model) and ``"t"`` from 500 on, but ``"wilson"``
+    where N times the distance of the estimate from 0 or 1 is below 15.  The choice follows
     the coverage measured by ``benchmarks/ci_coverage.py`` (README).
 
     References
