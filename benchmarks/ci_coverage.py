@@ -348,10 +348,13 @@ def main() -> None:
         "--rows", type=Path, help="append each setting's rows to this JSONL as it ends; settings already there are not rerun"
     )
     ap.add_argument("--tables-only", action="store_true", help="print the tables of the --rows file, running nothing")
+    ap.add_argument("--problems", help="only these numbers of problems, e.g. 500,1000 (default: all of them)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="a small grid, for a smoke run")
     args = ap.parse_args()
     ns_problems = (50, 200) if args.quick else NS_PROBLEMS
+    if args.problems:
+        ns_problems = tuple(int(x) for x in args.problems.split(","))
     opts = {
         "seed": args.seed,
         "reps": args.reps,
