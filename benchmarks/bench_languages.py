@@ -256,6 +256,9 @@ def throughput(lang: str, path: Path, samples: list, jobs: list, workers: int) -
     ours = [r["passed"] for r in res.records]
     n = len(samples)
     agree = sum(a == b for a, b in zip(theirs, ours))
+    for s, a, b in zip(samples, theirs, ours):
+        if a != b:
+            print(f"{s['task_id']}: reference {'passes' if a else 'fails'}, passatk {'passes' if b else 'fails'}", flush=True)
     return lang, n, n / t_ref, n / t_ours, t_ref / t_ours, agree, sum(theirs), sum(ours)
 
 
