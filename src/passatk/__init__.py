@@ -25,19 +25,23 @@ from passatk.exceptions import DuplicateSamplesWarning, ResultsFormatError
 from passatk.loaders import load_results
 from passatk.results import Results
 from passatk.uncertainty import (
+    BandResult,
     Comparison,
     ConfidenceInterval,
     PlanResult,
     Summary,
     compare,
     compare_all,
+    difference_band,
     plan_comparison,
+    simultaneous_band,
     summarize,
     variance,
     variance_estimate,
 )
 
 __all__ = [
+    "BandResult",
     "Comparison",
     "ConfidenceInterval",
     "CrossoverResult",
@@ -54,6 +58,7 @@ __all__ = [
     "compare_all",
     "crossover",
     "curves",
+    "difference_band",
     "evaluate",
     "execute",
     "extrapolate",
@@ -67,6 +72,7 @@ __all__ = [
     "plan_comparison",
     "plugin_pass_at_k",
     "rl",
+    "simultaneous_band",
     "summarize",
     "theory",
     "variance",
