@@ -46,6 +46,7 @@ __all__ = [
     "code_job",
     "code_tests_job",
     "detect_problem",
+    "is_python",
     "program_job",
     "require",
     "resolve",
@@ -124,6 +125,11 @@ LANGUAGES: dict[str, Language] = {
 _ALIASES = {alias.lower(): lang.name for lang in LANGUAGES.values() for alias in (lang.name, *lang.aliases)}
 
 
+def is_python(name: str) -> bool:
+    """Whether ``name`` means Python, which runs as a judged Python task rather than through a recipe."""
+    return str(name).lower() in ("python", "py", "python3")
+
+
 def resolve(name: str) -> Language:
     """The language called ``name`` (SandboxFusion's name, MultiPL-E's key or a common name; any case).
 
@@ -136,7 +142,7 @@ def resolve(name: str) -> Language:
         For a language passatk has no recipe for (the message lists them).
     """
     key = str(name).lower()
-    if key in ("python", "py", "python3"):
+    if is_python(key):
         raise ValueError("`language` python runs as a Python task (the judge process), not through a language recipe.")
     if key not in _ALIASES:
         raise ValueError(f"`language` must be one of python, {', '.join(LANGUAGES)} (or an alias); got {name!r}.")

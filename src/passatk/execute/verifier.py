@@ -53,7 +53,6 @@ from passatk.execute.tasks import _as_text, job_key
 
 __all__ = ["Task", "Verifier", "shared_verifier", "task_job"]
 
-_PYTHON = ("python", "py", "python3")
 _TASK_KEYS = ("tests", "stdio", "call", "input_output", "run")
 _OPTIONAL = ("entry_point", "setup", "language", "timeout", "memory_mb", "rule")
 
@@ -153,7 +152,7 @@ def _task_iv(task, i) -> dict:
     language = task.get("language") or "python"
     if not isinstance(language, str):
         raise TypeError(f"{where}['language'] must be a string; got {type(language).__name__}.")
-    if language.lower() not in _PYTHON:
+    if not languages.is_python(language):
         try:
             languages.resolve(language)
         except ValueError as exc:
@@ -299,7 +298,7 @@ def task_job(task: Mapping | Task, *, timeout: float = 3.0, all_cases: bool = Tr
     task = _task_iv(task, index)
     source = task["source"]
     language = task.get("language") or "python"
-    if language.lower() not in _PYTHON:
+    if not languages.is_python(language):
         job = _program_job(task, language, where)
     elif task.get("tests") is not None:
         job = _tests_job(task, where)
