@@ -159,6 +159,27 @@ class TestContainment:
         assert v.status == "passed", v  # the assertion inside saw fork() refused before 100
 
 
+    def test_samples_hold_no_privilege(self, plan):
+        """The sample's process: no capability in any set, no way to gain one, its own session, no limit it may raise.
+
+        Under ``process`` mode this suite may run as root: without the child's
+        ``capset`` and ``PR_SET_NO_NEW_PRIVS`` the sample would keep root's
+        capabilities (and could ptrace or signal the trusted processes).
+        """
+        program = (
+            "import os, resource\n"
+            "fields = dict(l.split(':\\t', 1) for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\n"
+            "assert all(int(fields[k], 16) == 0 for k in ('CapInh', 'CapPrm', 'CapEff', 'CapAmb')), fields\n"
+            "assert fields['NoNewPrivs'].strip() == '1', fields['NoNewPrivs']\n"
+            "assert os.getsid(0) == os.getpid()\n"
+            "soft, hard = resource.getrlimit(resource.RLIMIT_CPU)\n"
+            "assert 0 < hard < 100, hard\n"
+            "try:\n    resource.setrlimit(resource.RLIMIT_CPU, (hard + 10, hard + 10))\nexcept ValueError:\n    pass\n"
+            "else:\n    raise AssertionError('raised its own CPU limit')\n"
+        )
+        verdicts = _run(plan, [RIGHT + program])
+        assert verdicts[0].status == "passed", verdicts[0]
+
 def test_tmp_is_private_between_samples():
     """A file a sample leaves in /tmp is gone before the next sample of the same worker runs."""
     plan = _plan("bwrap")
