@@ -158,7 +158,6 @@ class TestContainment:
             (v,) = list(w.run_batch([{"key": "b", "kind": "python", "source": program}]))
         assert v.status == "passed", v  # the assertion inside saw fork() refused before 100
 
-
     def test_samples_hold_no_privilege(self, plan):
         """The sample's process: no capability in any set, no way to gain one, its own session, no limit it may raise.
 
@@ -179,6 +178,7 @@ class TestContainment:
         )
         verdicts = _run(plan, [RIGHT + program])
         assert verdicts[0].status == "passed", verdicts[0]
+
 
 def test_tmp_is_private_between_samples():
     """A file a sample leaves in /tmp is gone before the next sample of the same worker runs."""
