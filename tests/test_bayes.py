@@ -155,11 +155,12 @@ class TestClusteredWilson:
 
 class TestAuto:
     def test_picks_by_kind_of_data(self):
-        """Pinned (at most 2 problems off the edge): wilson; fewer than 500 problems: bayes; more: t (wilson within 15/N of an edge); clusters: wilson."""
+        """Pinned (at most 2 problems off the edge) or 0/1 estimates: wilson; fewer than 500 problems: bayes; more: t (wilson within 15/N of an edge); clusters: wilson."""
         pinned = counts(np.r_[np.zeros(298, dtype=int), 3, 5])
         assert auto_methods(summarize(pinned, [1]).per_problem, None)[0] == ("wilson", "pinned at 0")
         small = counts(G.binomial(10, G.beta(0.3, 3, 60)))
-        assert summarize(small, [1, 10], method="auto").picked == ("bayes", "bayes")
+        assert summarize(small, [1, 5], method="auto").picked == ("bayes", "bayes")
+        assert summarize(small, [10], method="auto").picked == ("wilson",)  # k = n: each estimate is 1[c > 0]
         large = counts(G.binomial(10, G.beta(0.3, 3, AUTO_LARGE)))
         assert summarize(large, [1], method="auto").picked == ("t",)
         clustered = summarize(small, [1], method="auto", cluster=[i // 3 for i in range(60)])
@@ -168,6 +169,19 @@ class TestAuto:
         assert summarize(rare, [1], method="auto").picked_because == ("600 problems, within 15/N of 0",)
         easy = counts(np.r_[np.full(58, 10), 9, 8])
         assert summarize(easy, [1, 10], method="auto").picked_because[1] == "pinned at 1"
+
+    def test_binary_estimates_get_the_binomial_interval(self):
+        """One sample per problem (or all-or-nothing problems): the estimate is a binomial proportion, Wilson's case."""
+        one = counts(G.binomial(1, G.beta(0.5, 0.5, 80)), n=1)
+        s = summarize(one, [1], method="auto")
+        assert s.picked_because == ("every estimate 0 or 1",)
+        x, z = one.c.sum(), stats.norm.ppf(0.975)  # the binomial score interval, from its formula
+        centre, half = (x + z**2 / 2) / (80 + z**2), z * np.sqrt(x * (80 - x) / 80 + z**2 / 4) / (80 + z**2)
+        assert (s.ci.low[0], s.ci.high[0]) == pytest.approx((centre - half, centre + half), rel=1e-12)
+        all_or_nothing = counts(np.r_[np.zeros(30, dtype=int), np.full(30, 10)])
+        assert summarize(all_or_nothing, [1, 5], method="auto").picked == ("wilson", "wilson")
+        mixed = counts(np.r_[np.zeros(30, dtype=int), np.full(29, 10), 5])
+        assert summarize(mixed, [1], method="auto").picked == ("bayes",)
 
     def test_interval_is_the_picked_ones_per_k(self):
         """Each k's interval is the picked method's; to_dict says which and why."""
@@ -230,7 +244,8 @@ class TestCli:
         """--ci auto: the table is followed by the method picked for each k and why; JSON has it per k."""
         out = self.run("score", str(path), "-k", "1,10", "--ci", "auto")
         assert out.exit_code == 0, out.output
-        assert "--ci auto picked for m: k=1: bayes (50 problems (< 500)); k=10: bayes" in out.output
+        said = "--ci auto picked for m: k=1: bayes (50 problems (< 500)); k=10: wilson (every estimate 0 or 1)"
+        assert said in out.output  # n = 10 here: pass@10 of a problem is 1[c > 0], a binomial case
         rec = json.loads(self.run("score", str(path), "--ci", "auto", "--json").output)["m"]
         assert rec["pass_at_k"]["1"]["method"] == "bayes"
 

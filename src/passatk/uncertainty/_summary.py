@@ -105,6 +105,10 @@ def auto_methods(values: np.ndarray, codes: np.ndarray | None) -> tuple[tuple[st
     * pinned at 0 or 1 (at most 2 problems away from the boundary the
       estimate is near): ``"wilson"`` (clustered with ``cluster``), which keeps
       its width there where every spread-based interval collapses;
+    * every problem's estimate 0 or 1 (one sample each, or problems that
+      always or never pass): ``"wilson"``, the binomial score interval, which
+      is what such data are (the beta-binomial cannot tell the spread of the
+      success probabilities from their mean there, and over-covers);
     * fewer than :data:`AUTO_LARGE` problems: ``"bayes"`` (``"wilson"`` with
       clusters, which bayes does not model);
     * otherwise ``"t"``, unless N times the distance of the estimate from 0
@@ -118,6 +122,8 @@ def auto_methods(values: np.ndarray, codes: np.ndarray | None) -> tuple[tuple[st
         edge = 0.0 if mean <= 0.5 else 1.0
         if np.count_nonzero(col != edge) <= 2:
             picks.append(("wilson", f"pinned at {edge:g}"))
+        elif np.all((col == 0.0) | (col == 1.0)):  # N independent Bernoulli draws: the binomial case
+            picks.append(("wilson", "every estimate 0 or 1"))
         elif units < AUTO_LARGE:
             picks.append(("wilson" if codes is not None else "bayes", f"{units} {what} (< {AUTO_LARGE})"))
         elif units * min(mean, 1.0 - mean) < AUTO_NEAR:
@@ -429,7 +435,8 @@ def summarize(
     ones under-cover.
 
     *Auto* (``method="auto"``), per k: ``"wilson"`` when at most 2 problems
-    are away from the boundary (0 or 1) the estimate is near (pinned);
+    are away from the boundary (0 or 1) the estimate is near (pinned), or
+    when every problem's estimate is 0 or 1 (a binomial proportion);
     otherwise ``"bayes"`` below 500 problems (``"wilson"`` with clusters,
     which bayes does not model) and ``"t"`` from 500 on, but ``"wilson"``
     where N times the distance of the estimate from 0 or 1 is below 15.  The choice follows
