@@ -19,7 +19,9 @@ interval contains the truth:
   ``summarize(method="auto")`` picks from each simulated benchmark), every
   setting: ``--bayes-reps`` replications below 500 problems (``AUTO_LARGE``), ``--bayes-reps-large``
   from 500 on (there auto picks t or Wilson, whose coverage comes from the
-  ``--reps`` replications, so auto is counted on those);
+  ``--reps`` replications, so auto is counted on those); where n = k every
+  estimate is 0 or 1, auto picks Wilson, and its coverage is computed exactly
+  (a sum over the Binomial(N, pass@k) number of ones, :func:`binary_exact`);
 * ``band``: simultaneous coverage over k = 1, 2, 4, ... <= min(n, 16) of
   :func:`passatk.uncertainty.simultaneous_band` (the truth at every k inside the
   band at once), beside ``pointwise-t``, the per-k t intervals read as a band;
@@ -135,6 +137,24 @@ def bayes_population(a, b, k, n, big_n, reps, rng):
                 assert (auto.low[0], auto.high[0]) == (ci.low[0], ci.high[0])
             hits["auto"] += bool(covered(ci.low[0], ci.high[0], truth))
     return {m: h / reps for m, h in hits.items() if m == "bayes" or big_n < AUTO_LARGE}
+
+
+def binary_exact(a, b, k, big_n):
+    """Coverage of auto where every estimate is 0 or 1 (n = k), as an exact sum, not a simulation.
+
+    With n = k each problem's estimate is 1[c > 0], independently Bernoulli(pass@k) over
+    the law, so the number of ones is Binomial(N, pass@k) and the interval depends on the
+    data only through it: coverage = the sum of that law's probabilities over the counts
+    whose interval (from ``summarize(method="auto")`` itself, one call per count) holds the truth.
+    """
+    truth = population_truth(a, b, k)
+    ids = [str(i) for i in range(big_n)]
+    held = np.zeros(big_n + 1, dtype=bool)
+    for ones in range(big_n + 1):
+        c = np.where(np.arange(big_n) < ones, k, 0)
+        ci = summarize(Results.from_counts(ids, np.full(big_n, k), c), [k], method="auto").ci
+        held[ones] = bool(covered(ci.low[0], ci.high[0], truth))
+    return {"auto": float(stats.binom.pmf(np.arange(big_n + 1), big_n, truth)[held].sum())}
 
 
 def band_ks(n: int) -> list[int]:
@@ -310,13 +330,19 @@ def setting_rows(task):
         out.extend((m, law, k, n, big_n, cov, pin) for m, cov in results.items())
 
     rng = np.random.default_rng(key)  # the stream of the t/normal/wilson/fixed/bootstrap parts, as before
-    add(analytic_population(a, b, k, n, big_n, opts["reps"], rng))
+    population = analytic_population(a, b, k, n, big_n, opts["reps"], rng)
+    if n == k:  # auto is Wilson on 0/1 estimates: counted exactly below, not on these replications
+        population.pop("auto", None)
+    add(population)
     if n >= 2 * k:
         add(analytic_fixed(a, b, k, n, big_n, opts["reps"], rng))
     if big_n in opts["boot_ns"] and n in (k, 50):
         add(bootstrap_population(a, b, k, n, big_n, opts["boot_reps"], rng))
     bayes_reps = opts["bayes_reps"] if big_n < AUTO_LARGE else opts["bayes_reps_large"]
-    add(bayes_population(a, b, k, n, big_n, bayes_reps, np.random.default_rng([*key, 1])))
+    bayes = bayes_population(a, b, k, n, big_n, bayes_reps, np.random.default_rng([*key, 1]))
+    if n == k:
+        bayes.update(binary_exact(a, b, k, big_n))
+    add(bayes)
     if k == KS[0] and n in (10, 50) and big_n in opts["boot_ns"]:  # one band per (law, n, N)
         kb = band_ks(n)
         pin = not all(0.001 < population_truth(a, b, x) < 0.999 for x in kb)
