@@ -36,8 +36,8 @@ MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 # Without ``use_errno`` (nothing here reads errno), and with the functions looked up once here:
-# in a forked child, ctypes' errno swapping and a first lookup each cost page faults (together
-# about 120 of a sample's 400 here, nearly a third of its process's cost).
+# in a forked child, ctypes' errno swapping and a first lookup each cost page faults (about 15
+# of the 400 or so a sample's process takes here, each a few microseconds in a virtual machine).
 _LIBC = ctypes.CDLL(None)
 _prctl, _capset, _unshare, _mount = _LIBC.prctl, _LIBC.capset, _LIBC.unshare, _LIBC.mount
 # Imported once, not in every child: what HumanEval/MBPP-style programs typically import.  Not
