@@ -149,15 +149,16 @@ def max_abs_t(values: np.ndarray, codes: np.ndarray | None, se: np.ndarray, n_re
     sums, sizes = unit_sums(values, codes)
     g = sizes.size
     estimate = values.mean(axis=0)
+    # per column (contiguous, for 1-D gathers): S_g, S_g^2 and S_g n_g, made once for every chunk
+    columns = {j: (np.ascontiguousarray(sums[:, j]), sums[:, j] ** 2, sums[:, j] * sizes) for j in live}
+    sizes2 = sizes**2
     start = 0
     for idx in resample_indices(g, n_resamples, rng):
         rows = slice(start, start + idx.shape[0])
-        size, size2 = sizes[idx].sum(axis=1), (sizes**2)[idx].sum(axis=1)
-        for j in live:  # one 1-D gather per k, as in resampled_means
-            col = sums[:, j]
-            total = np.take(col, idx).sum(axis=1)
-            mean = total / size
-            ss = np.take(col**2, idx).sum(axis=1) - 2 * mean * np.take(col * sizes, idx).sum(axis=1) + mean**2 * size2
+        size, size2 = sizes[idx].sum(axis=1), sizes2[idx].sum(axis=1)
+        for j, (col, col2, cross) in columns.items():  # one 1-D gather per k, as in resampled_means
+            mean = np.take(col, idx).sum(axis=1) / size
+            ss = np.take(col2, idx).sum(axis=1) - 2 * mean * np.take(cross, idx).sum(axis=1) + mean**2 * size2
             se_star = np.sqrt(g / (g - 1) * np.maximum(ss, 0.0)) / size
             t = np.abs(mean - estimate[j]) / np.maximum(se_star, se[j] / 2)
             t_max[rows] = np.maximum(t_max[rows], t)
