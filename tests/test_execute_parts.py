@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from passatk.execute import FifoScheduler, Journal, Limits, SandboxedWorker, Verdict, build_job, job_key, plan_sandbox
+from passatk.execute._worker import supervise
 
 
 class TestJournal:
@@ -303,3 +304,42 @@ def test_hash_seed_is_fixed(mode):
         with SandboxedWorker(plan_sandbox(mode, quiet=True), Limits(timeout=1)) as w:
             (v,) = list(w.run_batch([job]))
         assert v.status == "passed", v
+
+
+class TestScratch:
+    """The run's directories: wiped after a run that changed them, left alone (one lstat each) otherwise."""
+
+    @staticmethod
+    def _dirs(root):
+        base = root / "base"
+        cwd = base / "run"
+        cwd.mkdir(parents=True)
+        return str(root), frozenset({str(base), str(cwd)}), str(cwd)
+
+    def test_unchanged_directories_are_not_walked_on_tmpfs(self, monkeypatch):
+        import tempfile
+
+        if supervise._filesystem("/dev/shm") != "tmpfs":
+            pytest.skip("no tmpfs at /dev/shm on this machine")
+        with tempfile.TemporaryDirectory(dir="/dev/shm") as top:
+            tmp, keep, cwd = self._dirs(Path(top))
+            scratch = supervise.Scratch(cwd, tmp, keep)
+            walks, real = [], supervise.wipe
+            monkeypatch.setattr(supervise, "wipe", lambda *a: walks.append(a) or real(*a))
+            scratch.wipe()
+            assert walks == []  # nothing changed: no walk
+            st = os.stat(tmp)
+            Path(tmp, "left").write_text("x")
+            os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))  # its times put back: the size still shows it
+            scratch.wipe()
+            assert len(walks) == 1 and sorted(os.listdir(tmp)) == ["base"]
+            scratch.wipe()
+            assert len(walks) == 1
+
+    def test_off_tmpfs_every_run_is_wiped(self, tmp_path, monkeypatch):
+        tmp, keep, cwd = self._dirs(tmp_path)
+        monkeypatch.setattr(supervise, "_filesystem", lambda path: "ext4")
+        scratch = supervise.Scratch(cwd, tmp, keep)
+        Path(cwd, "left").write_text("x")
+        scratch.wipe()
+        assert os.listdir(cwd) == [] and sorted(os.listdir(tmp)) == ["base"]

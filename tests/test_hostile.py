@@ -191,6 +191,36 @@ def test_tmp_is_private_between_samples():
         assert [v.status for v in w.run_batch(jobs)] == ["passed", "passed"]
 
 
+@pytest.mark.parametrize(
+    "hide",
+    [
+        # a file in /tmp, then /tmp's times put back as they were
+        "st = os.stat('/tmp')\nopen('/tmp/left-behind', 'w').write('x')\nos.utime('/tmp', ns=(st.st_atime_ns, st.st_mtime_ns))\n",
+        # the same in the run's own directory
+        "st = os.stat('.')\nopen('left-behind', 'w').write('x')\nos.utime('.', ns=(st.st_atime_ns, st.st_mtime_ns))\n",
+        # the run's directory moved aside (with a file in it) and a new empty one made in its place
+        "here = os.getcwd()\nopen('left-behind', 'w').write('x')\nos.rename(here, '/tmp/left-behind')\nos.mkdir(here, 0o700)\n",
+        # a directory in /tmp with a file in it, and /tmp's times put back
+        "st = os.stat('/tmp')\nos.mkdir('/tmp/left-behind')\nopen('/tmp/left-behind/f', 'w').write('x')\n"
+        "os.utime('/tmp', ns=(st.st_atime_ns, st.st_mtime_ns))\n",
+    ],
+    ids=["tmp-times-restored", "cwd-times-restored", "cwd-replaced", "tmp-dir-times-restored"],
+)
+def test_what_a_run_hides_is_still_wiped(hide):
+    """A run that covers its tracks (times put back, its directory replaced) is still wiped before the next.
+
+    Each run checks first that it starts clean and then hides a file; the
+    worker skips a wipe only when the directories are exactly as the last wipe
+    left them (a tmpfs directory's size counts its entries, its inode and
+    change time cannot be put back), so every run must find nothing.
+    """
+    plan = _plan("bwrap")
+    check = "import os\nassert not os.path.exists('/tmp/left-behind') and os.listdir('.') == [], (os.listdir('/tmp'), os.listdir('.'))\n"
+    jobs = [{"key": str(i), "kind": "python", "source": check + hide} for i in range(3)]
+    with SandboxedWorker(plan, Limits(timeout=1)) as w:
+        assert [(v.status, v.detail) for v in w.run_batch(jobs)] == [("passed", "")] * 3
+
+
 def test_tmp_is_wiped_around_binds_below_it(tmp_path):
     """A directory bound below /tmp (a venv in /tmp, --bind) survives every wipe; files around it do not."""
     (tmp_path / "data.txt").write_text("kept")

@@ -16,7 +16,7 @@ import os
 import socket
 import struct
 
-__all__ = ["Frames", "compact", "emit", "events", "memfd", "read_fd", "receive", "send"]
+__all__ = ["Frames", "compact", "emit", "events", "memfd", "read_fd", "receive", "send", "send_encoded"]
 
 compact = json.JSONEncoder(separators=(",", ":")).encode  # made once: json.dumps with options makes one per call
 
@@ -68,6 +68,11 @@ def send(sock, name, data, fds=()):
         socket.send_fds(sock, [payload], list(fds))
     else:
         sock.send(payload)
+
+
+def send_encoded(sock, name, body, fds=()):
+    """As :func:`send`, with ``data`` given as its JSON text already encoded (bytes)."""
+    socket.send_fds(sock, [b'["' + name.encode() + b'",' + body + b"]"], list(fds))
 
 
 def receive(sock, max_fds=8):

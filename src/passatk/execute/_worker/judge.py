@@ -30,7 +30,7 @@ import sys
 import time
 
 from . import encoding, hardening, supervise
-from .channel import Frames, compact, memfd, read_fd, receive, send
+from .channel import Frames, compact, memfd, read_fd, receive, send, send_encoded
 from .outputs import call_matches
 
 __all__ = ["Judge", "SampleGone", "SampleProxy", "decide"]
@@ -278,16 +278,24 @@ def decide(job, channel_fd):
 
 
 def _serve(sock, cwd):
-    """The judge's life: jobs in, verdicts out, the interpreter put back in order between them."""
+    """The judge's life: jobs in, verdicts out, the interpreter put back in order between them.
+
+    A job comes in its packet, or (when it is too large for one) in a memfd
+    before the call channel.  The verdict ends with the CPU seconds the job
+    took and those the judge has used in all, exactly (``/proc`` counts ticks).
+    """
     limit = sys.getrecursionlimit()
     while True:
         try:
-            _, _, fds = receive(sock)
+            _, job, fds = receive(sock)
         except (EOFError, OSError):
             os._exit(0)
-        job = json.loads(read_fd(fds[0]).decode("utf-8", "surrogatepass"))
+        if job is None:
+            job = json.loads(read_fd(fds.pop(0)).decode("utf-8", "surrogatepass"))
         start = time.process_time()
-        verdict = decide(job, fds[1]) + [time.process_time() - start]  # its own CPU time, exactly (/proc counts ticks)
+        verdict = decide(job, fds[0])
+        now = time.process_time()
+        verdict += [now - start, now]
         sys.settrace(None)
         sys.setprofile(None)
         sys.setrecursionlimit(limit)
@@ -301,8 +309,10 @@ class Judge:
 
     RECYCLE = 1000  # jobs a judge decides before a fresh one replaces it (bounds what tests leave behind)
 
+    INLINE = 60000  # bytes of a job sent in its packet (the packet limit is 64 KiB); larger ones go in a memfd
+
     def __init__(self, cfg):
-        self.cfg, self.pid, self.sock, self.jobs = cfg, None, None, 0
+        self.cfg, self.pid, self.pidfd, self.sock, self.jobs, self.cpu = cfg, None, None, None, 0, 0.0
 
     def _start(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -318,7 +328,7 @@ class Judge:
                 os._exit(70)
         theirs.close()
         os.close(devnull)
-        self.pid, self.sock, self.jobs = pid, ours, 0
+        self.pid, self.pidfd, self.sock, self.jobs, self.cpu = pid, os.pidfd_open(pid), ours, 0, 0.0
 
     def stop(self, reaped=False):
         """Kill the judge and what it left in its process group, reap it unless ``reaped``; the next job starts a fresh one."""
@@ -330,7 +340,8 @@ class Judge:
             if not reaped:
                 os.waitpid(self.pid, 0)
             self.sock.close()
-            self.pid = self.sock = None
+            os.close(self.pidfd)
+            self.pid = self.pidfd = self.sock = None
 
     def decide(self, job, channel, cpu, wall, readers, watch):
         """Have the judge decide ``job`` within ``cpu`` CPU and ``wall`` wall seconds.
@@ -345,14 +356,19 @@ class Judge:
             self._start()
         self.jobs += 1
         trusted = {k: v for k, v in job.items() if k != "source"}  # the judge has no use for the program
-        job_fd = memfd(compact(trusted).encode("utf-8", "surrogatepass"), "job")
+        body = compact(trusted).encode("utf-8", "surrogatepass")
+        job_fd = memfd(body, "job") if len(body) > self.INLINE else None
         try:
-            send(self.sock, "job", {}, [job_fd, channel.fileno()])
+            if job_fd is None:
+                send_encoded(self.sock, "job", body, [channel.fileno()])
+            else:
+                send(self.sock, "job", None, [job_fd, channel.fileno()])
         except OSError:
             self.stop()
             return None, None
         finally:
-            os.close(job_fd)
+            if job_fd is not None:
+                os.close(job_fd)
             channel.close()
         said = []
 
@@ -366,11 +382,13 @@ class Judge:
             said.append(verdict)
             return "decided"
 
-        outcome = supervise.supervise(self.pid, cpu, wall, readers, {self.sock.fileno(): on_verdict, **watch}, persistent=True)
+        outcome = supervise.supervise(
+            self.pid, cpu, wall, readers, {self.sock.fileno(): on_verdict, **watch}, persistent=(self.pidfd, self.cpu)
+        )
         if outcome.how != "decided":  # it died, or ran over its budget and was killed: either way it is reaped
             self.stop(reaped=True)
             return None, outcome
-        status, detail, passed, outcome.cpu = said[0]
+        status, detail, passed, outcome.cpu, self.cpu = said[0]
         if status == "oom":
             self.stop()  # a judge that ran out of memory is not trusted with the next job
         return [status, detail, passed], outcome

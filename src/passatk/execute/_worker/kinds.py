@@ -66,13 +66,12 @@ def _judged(job, cfg, zyg):
     wall = _wall(cfg, cpu)
     judge_end, sample_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     err_r, err_w = os.pipe()
-    devnull = os.open(os.devnull, os.O_RDWR)
+    devnull = cfg["devnull"]
     try:
         zyg.start("serve", job["source"], cpu, wall, devnull, devnull, err_w, sample_end.fileno())
     finally:
         sample_end.close()
         os.close(err_w)
-        os.close(devnull)
     try:
         said, outcome = cfg["judge"].decide(
             job, judge_end, cpu, wall, [(err_r, _TAIL_BYTES, "tail")], {zyg.sock.fileno(): zyg.on_readable}
@@ -80,7 +79,7 @@ def _judged(job, cfg, zyg):
         ran = zyg.finish(_GRACE)
     finally:
         os.close(err_r)
-        supervise.wipe(cfg["cwd"])  # whatever the tests wrote in the judge's directory
+        cfg["scratch"].wipe()  # whatever the tests wrote in the judge's directory
     if outcome is None:
         raise OSError("the judge could not be given the job")
     status, detail, passed = said if said else (None, "", 0)
@@ -148,21 +147,17 @@ def _stdio(job, cfg, zyg):
 
 
 def _command(job, cfg, zyg):
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    try:
-        how, ran, out, err = _direct(
-            cfg,
-            zyg,
-            _timeout(job, cfg),
-            "exec",
-            job["source"],
-            devnull,
-            1 << 20,
-            argv=job["argv"],
-            filename=job.get("filename") or "sample.txt",
-        )
-    finally:
-        os.close(devnull)
+    how, ran, out, err = _direct(
+        cfg,
+        zyg,
+        _timeout(job, cfg),
+        "exec",
+        job["source"],
+        cfg["devnull"],
+        1 << 20,
+        argv=job["argv"],
+        filename=job.get("filename") or "sample.txt",
+    )
     verdict = supervise.abnormal(how, ran["status"], ran["cpu"], err)
     if verdict is None:
         code = os.WEXITSTATUS(ran["status"])

@@ -4,7 +4,8 @@
 descriptors the caller watches, and kills it at its CPU budget (a wall-clock
 backstop stops sleepers); :func:`kill_all` kills and reaps every process a run
 left, including ones that called ``setsid``; :func:`wipe` empties the run's
-directory (and, inside the sandbox, ``/tmp``).
+directory (and, inside the sandbox, ``/tmp``), and a :class:`Scratch` does so
+only when a run changed something there.
 """
 
 import os
@@ -13,7 +14,7 @@ import shutil
 import signal
 import time
 
-__all__ = ["Outcome", "abnormal", "cpu_time", "kill_all", "supervise", "wipe"]
+__all__ = ["Outcome", "Scratch", "abnormal", "cpu_time", "kill_all", "supervise", "wipe"]
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _DETAIL_LIMIT = 300  # characters of an error message kept in a verdict
@@ -44,7 +45,7 @@ def cpu_time(pid):
     return sum(int(x) for x in fields[11:15]) / _CLK_TCK
 
 
-def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=False):
+def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=None):
     """Wait for child ``pid`` within ``cpu_limit`` CPU seconds and ``wall_limit`` wall seconds.
 
     ``readers`` are ``(fd, limit, keep)`` triples: pipes drained while the
@@ -54,15 +55,17 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=Fal
     None to go on or how the wait ends ("stopped", or "exited" when the
     process is watched only through that descriptor: ``pid`` None, whose
     wait ends by ``watch`` or at ``wall_limit``).  A ``persistent`` process
-    (the judge, which decides job after job) is budgeted from its CPU time
-    now, and left running when ``watch`` ends the wait.  Returns an :class:`Outcome`.
+    (the judge, which decides job after job) is given as ``(pidfd, CPU
+    seconds it has used so far)``: it is budgeted from there, and left running
+    when ``watch`` ends the wait.  Returns an :class:`Outcome`.
     """
     start = time.monotonic()
-    base = cpu_time(pid) if persistent else 0.0
+    if persistent:
+        pidfd, base = persistent
+    else:
+        pidfd, base = (os.pidfd_open(pid) if pid is not None else None), 0.0
     poller = select.poll()
-    pidfd = None
-    if pid is not None:
-        pidfd = os.pidfd_open(pid)
+    if pidfd is not None:
         poller.register(pidfd, select.POLLIN)
     watch = watch or {}
     bufs = [bytearray() for _ in readers]
@@ -118,7 +121,7 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=Fal
                     poller.unregister(fd)
     status = 0
     if persistent and how not in ("exited", "timeout"):
-        os.close(pidfd)  # ``cpu`` stays as last read from /proc (the judge reports its own, exactly)
+        pass  # ``cpu`` stays as last read from /proc (the judge reports its own, exactly)
     elif pid is not None:
         if how != "exited":
             for kill in (os.killpg, os.kill):
@@ -127,7 +130,8 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=Fal
                 except OSError:
                     pass
         _, status, usage = os.wait4(pid, 0)
-        os.close(pidfd)
+        if not persistent:
+            os.close(pidfd)  # a persistent process's is its owner's to close
         cpu = usage.ru_utime + usage.ru_stime - base
     for fd, _, _ in readers:  # what is already there; descendants may hold the pipe open
         for _ in range(64):
@@ -290,3 +294,64 @@ def wipe(cwd, tmp=None, keep=frozenset()):
     except OSError:
         shutil.rmtree(cwd, ignore_errors=True)
         os.makedirs(cwd, 0o700, exist_ok=True)
+
+
+def _filesystem(path):
+    """The type of the file system ``path`` is on (the last mount over the longest prefix), from mountinfo."""
+    best, kind = "", None
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                fields = line.split()
+                point = fields[4].replace("\\040", " ")
+                inside = path == point or path.startswith(point.rstrip("/") + "/")
+                if inside and len(point) >= len(best):
+                    best, kind = point, fields[fields.index("-") + 1]
+    except (OSError, IndexError, ValueError):
+        return None
+    return kind
+
+
+class Scratch:
+    """The directories a run may write in, emptied after each run that changed them.
+
+    :func:`wipe` costs some thirty system calls; most runs write nothing, and
+    on a tmpfs one ``lstat`` of each directory that stays (``tmp``, the
+    directories in ``keep`` that are not mount points, ``cwd``) shows whether
+    anything changed.  A tmpfs directory's size grows by 20 bytes with every
+    entry and shrinks with every removal, so an unchanged size means an
+    unchanged number of entries; the only way to add one without changing it
+    is to remove one of the entries that stay, and those are either mount
+    points (which a process without privileges cannot remove) or watched
+    directories themselves (whose inode number would then change, or which
+    would be gone).  Inode, mode, owner, link count and change times are
+    compared too.  Off a tmpfs (where a directory's size is in blocks) every
+    run is wiped.
+    """
+
+    def __init__(self, cwd, tmp=None, keep=frozenset()):
+        self.cwd, self.tmp, self.keep = cwd, tmp, keep
+        mounts = mounts_below(tmp) if tmp else set()
+        watched = ([tmp] if tmp else []) + sorted(keep - mounts - {cwd}) + [cwd]
+        self._watched = watched if all(_filesystem(p) == "tmpfs" for p in watched) else None
+        self._clean = None
+        self.wipe()
+
+    def _state(self):
+        if self._watched is None:
+            return None
+        state = []
+        for path in self._watched:
+            try:
+                st = os.lstat(path)
+            except OSError:
+                return None
+            state.append((st.st_ino, st.st_dev, st.st_mode, st.st_uid, st.st_nlink, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        return state
+
+    def wipe(self):
+        """Empty the run's directories unless they are exactly as the last wipe left them."""
+        if self._clean is not None and self._state() == self._clean:
+            return
+        wipe(self.cwd, self.tmp, self.keep)
+        self._clean = self._state()

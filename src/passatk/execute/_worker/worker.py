@@ -26,6 +26,7 @@ from . import hardening
 from .channel import emit, events
 from .judge import Judge
 from .kinds import run_job
+from .supervise import Scratch
 from .zygote import Zygote, ZygoteGone
 
 __all__ = ["serve"]
@@ -43,6 +44,8 @@ def serve(sock):
                 hardening.warm_up(cfg.get("import_paths") or ())
                 cfg["base"] = hardening.private_dir("passatk-judge-", cfg.get("tmp"))
                 cfg["cwd"] = cfg["base"]  # the judge's working directory, emptied after each job
+                cfg["scratch"] = Scratch(cfg["cwd"])
+                cfg["devnull"] = os.open(os.devnull, os.O_RDWR)  # every run's idle streams (nothing to read, nowhere to keep)
                 cfg["judge"] = Judge(cfg)
                 sample = zyg.wait_ready()
                 emit("ready", {**sample, "judge": {**info, "pid": os.getpid()}, "python": sys.version.split()[0]})

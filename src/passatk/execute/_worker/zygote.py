@@ -30,11 +30,12 @@ def _setup(cfg):
     cfg["base"] = hardening.private_dir("passatk-run-", cfg.get("tmp"))
     cfg["cwd"] = os.path.join(cfg["base"], "run")  # every run's working directory, emptied after each
     os.mkdir(cfg["cwd"], 0o700)
-    cfg["tmp_keep"] = frozenset()
-    if cfg["pidns"]:  # what wiping /tmp after each run must leave in place
-        cfg["tmp_keep"] = frozenset(
-            supervise.paths_to(supervise.mounts_below(cfg["tmp"]), cfg["tmp"]) | {cfg["base"], cfg["cwd"]}
-        )
+    if cfg["pidns"]:  # the sandbox's own /tmp is wiped too, but for what must stay in place
+        tmp = cfg["tmp"]
+        keep = frozenset(supervise.paths_to(supervise.mounts_below(tmp), tmp) | {cfg["base"], cfg["cwd"]})
+        cfg["scratch"] = supervise.Scratch(cfg["cwd"], tmp, keep)
+    else:
+        cfg["scratch"] = supervise.Scratch(cfg["cwd"])
     # kill(-1) is only safe when we are alone in a pid namespace with our samples.
     cfg["kill_all"] = own_init or (bool(cfg["pidns"]) and os.getpid() < 16)
     return {
@@ -87,7 +88,7 @@ def _run(sock, spec, fds, cfg):
                 rawrun.fetch_files(cwd, spec.get("fetch") or (), files_fd)
             finally:
                 os.close(files_fd)
-        supervise.wipe(cwd, cfg["tmp"] if cfg["pidns"] else None, cfg["tmp_keep"])
+        cfg["scratch"].wipe()
     if gone:
         raise EOFError("the worker went away")
     return {"id": spec["id"], "how": outcome.how, "status": outcome.status, "cpu": outcome.cpu, "wall": outcome.wall}
