@@ -158,6 +158,26 @@ class TestContainment:
             (v,) = list(w.run_batch([{"key": "b", "kind": "python", "source": program}]))
         assert v.status == "passed", v  # the assertion inside saw fork() refused before 100
 
+    def test_a_process_that_outlives_its_tests_is_stopped(self, plan):
+        """After the verdict a sample's process is given a moment to end, then stopped: no wait for its limits.
+
+        This program disables the exit its process makes when the judge
+        closes the channel and keeps a thread spinning, so the process lives
+        on; the run must still end (and be counted) well before its 3 s CPU limit.
+        """
+        import time
+
+        program = RIGHT + (
+            "import os, threading\n"
+            "def spin():\n    while True:\n        pass\n"
+            "os._exit = lambda code: None\nthreading.Thread(target=spin).start()\n"
+        )
+        start = time.monotonic()
+        with SandboxedWorker(plan, Limits(timeout=3)) as w:
+            verdicts = list(w.run_batch([{"key": "s", "kind": "python", "source": program + TEST}] * 2))
+        assert [v.status for v in verdicts] == ["passed", "passed"], verdicts
+        assert time.monotonic() - start < 4.0  # two runs waited for their limits would take over 6 s
+
     def test_samples_hold_no_privilege(self, plan):
         """The sample's process: no capability in any set, no way to gain one, its own session, no limit it may raise.
 

@@ -50,6 +50,7 @@ __all__ = ["run_job"]
 
 _TAIL_BYTES = 4096  # bytes of stderr kept
 _GRACE = 10.0  # seconds the zygote may take past a run's own limits before it counts as gone
+_LINGER = 0.1  # seconds a judged run's process is given to end by itself once the judge has closed its channel
 
 
 def _wall(cfg, cpu):
@@ -76,7 +77,7 @@ def _judged(job, cfg, zyg):
         said, outcome = cfg["judge"].decide(
             job, judge_end, cpu, wall, [(err_r, _TAIL_BYTES, "tail")], {zyg.sock.fileno(): zyg.on_readable}
         )
-        ran = zyg.finish(_GRACE)
+        ran = zyg.finish(_GRACE, linger=_LINGER)
     finally:
         os.close(err_r)
         cfg["scratch"].wipe()  # whatever the tests wrote in the judge's directory

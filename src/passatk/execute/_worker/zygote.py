@@ -193,8 +193,16 @@ class Zygote:
             for fd, _, _ in readers:
                 os.close(fd)
 
-    def finish(self, grace):
-        """Stop the current run (if it is still going) and return how it ended."""
+    def finish(self, grace, linger=0.0):
+        """Stop the current run (if it is still going) and return how it ended.
+
+        With ``linger``, the run is first given that many seconds to end by
+        itself (a sample's process ends when the judge closes its channel):
+        the zygote then learns of the end from the process itself, and no
+        stop message has to cross.
+        """
+        if self.ended is None and linger and select.select([self.sock], [], [], linger)[0]:
+            self.on_readable()
         if self.ended is None:
             try:
                 send(self.sock, "stop", {"id": self._id})
