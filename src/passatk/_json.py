@@ -30,13 +30,15 @@ def loads(text: str | bytes):
         return json.loads(text)  # the standard library's verdict, and its error message
 
 
-def dumps(value) -> str:
+def dumps(value, sort_keys: bool = False) -> str:
     """``value`` as one line of JSON text (no newline); a NaN or infinite float is written as ``null``.
 
     >>> dumps({"task_id": "a", "cpu": 0.25})
     '{"task_id":"a","cpu":0.25}'
+    >>> dumps({"b": 1, "a": 2}, sort_keys=True)
+    '{"a":2,"b":1}'
     """
     try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # an int beyond 64 bits, a non-str key: what json.dumps still writes
-        return json.dumps(value)
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None).decode()
+    except TypeError:  # an int beyond 64 bits, a non-str key, a lone surrogate: what json.dumps still writes
+        return json.dumps(value, sort_keys=sort_keys)

@@ -8,7 +8,6 @@ does not reuse old verdicts.  A line cut short by a kill is ignored.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -59,7 +58,7 @@ class Journal:
         if verdict.status not in FINAL:
             return
         self.verdicts[verdict.key] = verdict
-        self._fh.write((json.dumps(verdict.to_dict(), sort_keys=True) + "\n").encode())
+        self._fh.write((_json.dumps(verdict.to_dict(), sort_keys=True) + "\n").encode())
         self._fh.flush()
 
     def close(self) -> None:

@@ -43,6 +43,9 @@ class SampleGone(BaseException):
     """The sample's process can no longer be asked (it died, or broke the protocol)."""
 
 
+_NO_KWARGS = encoding.encode({})  # what most calls pass as keyword arguments, encoded once
+
+
 class SampleProxy:
     """The judge's end of the call channel."""
 
@@ -129,7 +132,7 @@ class SampleProxy:
 
     def call(self, remote, args, kwargs):
         try:
-            payload = ["call", remote._id, encoding.encode(list(args)), encoding.encode(dict(kwargs))]
+            payload = ["call", remote._id, encoding.encode(list(args)), encoding.encode(dict(kwargs)) if kwargs else _NO_KWARGS]
         except TypeError as exc:  # the tests passed something that has no encoding
             raise TypeError(f"cannot pass this to the sample's process: {exc}") from None
         return self._ask(payload)

@@ -43,33 +43,34 @@ def _main(source):
     return ns
 
 
-def _answer(request, ns, refs):
-    """The value a request asks for (exceptions propagate to the caller)."""
-    resolve = refs.__getitem__
+def _answer(request, ns, refs, resolve):
+    """The value a request asks for (exceptions propagate to the caller); ``resolve(ref, type)`` finds a reference."""
     op = request[0]
+    if op == "call":  # nearly every request
+        return refs[request[1]](*encoding.decode(request[2], resolve), **encoding.decode(request[3], resolve))
     if op == "global":
         name = request[1]
         if name not in ns:
             raise NameError(f"name {name!r} is not defined")
         return ns[name]
     if op == "attr":
-        return getattr(resolve(request[1]), request[2])
+        return getattr(refs[request[1]], request[2])
     if op == "iter":
-        return iter(resolve(request[1]))
+        return iter(refs[request[1]])
     if op == "next":
-        return next(resolve(request[1]))
+        return next(refs[request[1]])
     if op == "setattr":
-        return setattr(resolve(request[1]), request[2], encoding.decode(request[3], lambda ref, _: resolve(ref)))
-    if op == "call":
-        args = encoding.decode(request[2], lambda ref, _: resolve(ref))
-        kwargs = encoding.decode(request[3], lambda ref, _: resolve(ref))
-        return resolve(request[1])(*args, **kwargs)
+        return setattr(refs[request[1]], request[2], encoding.decode(request[3], resolve))
     raise ValueError(f"unknown request {op!r}")
 
 
 def _serve(source, fd):
     channel = Frames(fd, REQUEST_LIMIT)
     refs = {}
+
+    def resolve(ref, _type_name):
+        return refs[ref]
+
     try:
         ns = _main(source)
         # the program's own functions and classes, sent with "ready" so the judge need not ask for each
@@ -84,7 +85,7 @@ def _serve(source, fd):
         except (EOFError, OSError, ValueError, OverflowError):
             os._exit(0)
         try:
-            reply = b'["ok",' + encoding.dumps(_answer(request, ns, refs), refs) + b"]"
+            reply = b'["ok",' + encoding.dumps(_answer(request, ns, refs, resolve), refs) + b"]"
         except BaseException as exc:
             reply = json.dumps(["raised", encoding.exception_info(exc)]).encode()
         channel.send(reply)
