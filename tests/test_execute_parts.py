@@ -343,3 +343,16 @@ class TestScratch:
         Path(cwd, "left").write_text("x")
         scratch.wipe()
         assert os.listdir(cwd) == [] and sorted(os.listdir(tmp)) == ["base"]
+
+
+@pytest.mark.parametrize("size", [0, 78, (3 << 20) + 5])
+def test_read_fd_reads_a_memfd_whole(size):
+    """A program or job of any size comes back byte for byte from its memfd (which is closed after)."""
+    from passatk.execute._worker.channel import memfd, read_fd
+
+    data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    fd = memfd(data)
+    os.lseek(fd, 7 if size > 7 else 0, os.SEEK_SET)  # read from the start, wherever the offset is
+    assert read_fd(fd) == data
+    with pytest.raises(OSError):
+        os.fstat(fd)

@@ -49,14 +49,21 @@ def memfd(data, name="data"):
 
 
 def read_fd(fd):
-    """Everything in the file ``fd`` from its start; ``fd`` is closed."""
+    """Everything in the file ``fd`` (a memfd) from its start; ``fd`` is closed.
+
+    One read of the file's size (and one byte more, to see its end) does it:
+    reading in megabyte chunks costs a megabyte buffer, mapped and unmapped,
+    for every program, however small.
+    """
     os.lseek(fd, 0, os.SEEK_SET)
+    want = os.fstat(fd).st_size + 1
     chunks = []
     while True:
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            break
+        chunk = os.read(fd, want)
         chunks.append(chunk)
+        if len(chunk) < want:  # a short read of a memfd or a regular file: its end
+            break
+        want = 1 << 20  # it grew since fstat: read on to its end
     os.close(fd)
     return b"".join(chunks)
 
