@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -264,6 +265,23 @@ class TestCurveSvg:
         assert x.k_cross is not None and svg.count('class="cross"') == 1 and svg.count('class="cross-ci"') == 1
         assert f"crossover k = {x.k_cross}" in svg
         assert svg.count('class="pt"') == sum(len(s.ks) for s in result.summaries.values())
+
+    def test_bands_for_all_k_are_outlined(self):
+        """Each model's simultaneous band: two dotted lines through its limits, at the k of the band."""
+        res = Results.from_counts([f"t{i}" for i in range(60)], [8] * 60, [i % 9 for i in range(60)], name="m")
+        result = curves(res, rng=0)
+        band = result.bands["m"]
+        svg = curve_svg(result, width=760, height=360)
+        edges = re.findall(r'<polyline class="simband" stroke="[^"]+" points="([^"]+)">', svg)
+        assert len(edges) == 2
+        top, ph = 14, 360 - 14 - 44  # the plot area's top and height, as curve_svg lays it out
+        for pts, limits in zip(edges, (band.band.high, band.band.low)):
+            ys = [float(p.split(",")[1]) for p in pts.split()]
+            assert len(ys) == len(band.ks)
+            np.testing.assert_allclose(ys, top + ph * (1 - np.asarray(limits)), atol=0.06)  # drawn to 0.1 px
+        assert np.all(band.band.high >= result.summaries["m"].ci.high - 1e-12)  # wider than the pointwise band
+        assert "band for all k at once" in svg
+        assert 'class="simband"' not in curve_svg(curves(res, rng=0, band=False))
 
     def test_no_crossing_no_mark(self):
         """One model: bands and points only."""

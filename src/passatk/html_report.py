@@ -392,9 +392,10 @@ def curve_svg(result: CurvesResult, *, width: int = 760, height: int = 380) -> s
     """pass@k against k (log2 axis, percent) with each model's band and the crossings, as an SVG element.
 
     Lines, markers and bands follow :func:`passatk.plot.plot_curves`: the
-    Okabe-Ito colours, the band of each :class:`~passatk.Summary`, a dotted
-    line at each crossing k with its interval shaded.  Every point carries
-    a ``<title>`` with its numbers (a tooltip in the browser).
+    Okabe-Ito colours, the band of each :class:`~passatk.Summary`, each
+    model's band for all k at once (``result.bands``) as a dotted outline, a
+    dashed line at each crossing k with its interval shaded.  Every point and
+    outline carries a ``<title>`` with its numbers (a tooltip in the browser).
     """
     left, right, top, bottom = 56, 18, 14, 44
     pw, ph = width - left - right, height - top - bottom
@@ -436,6 +437,16 @@ def curve_svg(result: CurvesResult, *, width: int = 760, height: int = 380) -> s
         upper = " ".join(f"{_num(x(k))},{_num(y(h))}" for k, h in zip(ks, s.ci.high))
         lower = " ".join(f"{_num(x(k))},{_num(y(lo))}" for k, lo in zip(ks[::-1], s.ci.low[::-1]))
         parts.append(f'<polygon class="band" fill="{colour}" points="{upper} {lower}"/>')
+        band = result.bands.get(name)
+        if band is not None:
+            bk = np.asarray(band.ks, dtype=float)
+            tip = (
+                f"{_e(name)}: {band.level:.0%} band for all k at once (critical value {band.critical_value:.2f}, "
+                f"{len(band.bootstrap_distribution)} bootstrap replicates)"
+            )
+            for edge in (band.band.high, band.band.low):
+                pts = " ".join(f"{_num(x(k))},{_num(y(v))}" for k, v in zip(bk, edge))
+                parts.append(f'<polyline class="simband" stroke="{colour}" points="{pts}"><title>{tip}</title></polyline>')
         line = " ".join(f"{_num(x(k))},{_num(y(v))}" for k, v in zip(ks, s.estimate))
         parts.append(f'<polyline class="line" stroke="{colour}" points="{line}"/>')
         for k, v, lo, hi in zip(s.ks, s.estimate, s.ci.low, s.ci.high):
@@ -568,6 +579,7 @@ def _curves_html(data: dict) -> str:
     return (
         f'<div class="figure">{curve_svg(result)}<ul class="legend">{legend}'
         f'<li><span class="swatch band"></span>{level} CI (t, over problems)</li>'
+        + (f'<li><span class="swatch simband"></span>{level} band for all k at once</li>' if result.bands else "")
         + ('<li><span class="swatch cross"></span>crossover k, its CI shaded</li>' if data["crossover_lines"] else "")
         + "</ul></div>"
         '<p class="note">The unbiased pass@k at k = 1, 2, 4, ... up to each model\'s smallest n, as '
