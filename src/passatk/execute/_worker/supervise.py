@@ -120,9 +120,9 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=Non
                 elif more is False:
                     poller.unregister(fd)
     status = 0
-    if persistent and how not in ("exited", "timeout"):
-        pass  # ``cpu`` stays as last read from /proc (the judge reports its own, exactly)
-    elif pid is not None:
+    # A persistent process the watch let go is left running: ``cpu`` stays as last read from
+    # /proc (the judge reports its own, exactly).
+    if pid is not None and not (persistent and how not in ("exited", "timeout")):
         if how != "exited":
             for kill in (os.killpg, os.kill):
                 try:
@@ -327,12 +327,17 @@ class Scratch:
     would be gone).  Inode, mode, owner, link count and change times are
     compared too.  Off a tmpfs (where a directory's size is in blocks) every
     run is wiped.
+
+    ``tmp`` (inside the sandbox, its own ``/tmp``) is wiped around ``cwd``,
+    the directories in ``keep`` and the mounts below it with the directories
+    that lead to them.
     """
 
-    def __init__(self, cwd, tmp=None, keep=frozenset()):
-        self.cwd, self.tmp, self.keep = cwd, tmp, keep
+    def __init__(self, cwd, tmp=None, keep=()):
         mounts = mounts_below(tmp) if tmp else set()
-        watched = ([tmp] if tmp else []) + sorted(keep - mounts - {cwd}) + [cwd]
+        kept = (paths_to(mounts, tmp) | set(keep) | {cwd}) if tmp else set()
+        self.cwd, self.tmp, self.keep = cwd, tmp, frozenset(kept)
+        watched = ([tmp] if tmp else []) + sorted(kept - mounts - {cwd}) + [cwd]
         self._watched = watched if all(_filesystem(p) == "tmpfs" for p in watched) else None
         self._clean = None
         self.wipe()

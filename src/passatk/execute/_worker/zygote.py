@@ -30,12 +30,8 @@ def _setup(cfg):
     cfg["base"] = hardening.private_dir("passatk-run-", cfg.get("tmp"))
     cfg["cwd"] = os.path.join(cfg["base"], "run")  # every run's working directory, emptied after each
     os.mkdir(cfg["cwd"], 0o700)
-    if cfg["pidns"]:  # the sandbox's own /tmp is wiped too, but for what must stay in place
-        tmp = cfg["tmp"]
-        keep = frozenset(supervise.paths_to(supervise.mounts_below(tmp), tmp) | {cfg["base"], cfg["cwd"]})
-        cfg["scratch"] = supervise.Scratch(cfg["cwd"], tmp, keep)
-    else:
-        cfg["scratch"] = supervise.Scratch(cfg["cwd"])
+    # inside the sandbox its own /tmp is wiped too, around the run's directories and the binds below it
+    cfg["scratch"] = supervise.Scratch(cfg["cwd"], cfg["tmp"] if cfg["pidns"] else None, keep=(cfg["base"],))
     # kill(-1) is only safe when we are alone in a pid namespace with our samples.
     cfg["kill_all"] = own_init or (bool(cfg["pidns"]) and os.getpid() < 16)
     return {
