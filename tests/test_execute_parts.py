@@ -255,6 +255,68 @@ class TestLostWorkers:
         assert verdicts["b"].status == "error" and "worker died" in verdicts["b"].detail
 
 
+_CPUS = sorted(os.sched_getaffinity(0))
+
+
+def _affinity_jobs(n):
+    """Jobs whose sample prints how many CPUs it may run on; each passes only when that is one."""
+    source = "import os\nprint(len(os.sched_getaffinity(0)))\n"
+    return [{"key": str(i), "kind": "stdio", "source": source + f"# {i}\n", "cases": [["", "1"]]} for i in range(n)]
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(len(_CPUS) < 2, reason="pinning needs at least two CPUs to choose from")
+class TestPinning:
+    def test_as_many_workers_as_cpus_are_pinned_one_each(self):
+        """Each worker, its judge side and its samples run on one CPU, a different one per worker."""
+        from passatk.execute import LocalPool
+
+        pool = LocalPool(plan_sandbox("auto", quiet=True), Limits(timeout=1), workers=len(_CPUS), keep_warm=True)
+        try:
+            pool.start()
+            sides = [(w.info["cpus"], w.info["judge"]["cpus"]) for w in pool._workers.values()]
+            assert sorted(sides) == [([c], [c]) for c in _CPUS]
+            verdicts = []
+            pool.run(_affinity_jobs(4 * len(_CPUS)), verdicts.append)
+            assert {v.status for v in verdicts} == {"passed"}, [v.detail for v in verdicts]
+        finally:
+            pool.close()
+
+    def test_other_worker_counts_are_not_pinned(self):
+        """With more workers than CPUs, no fixed assignment: every process may run anywhere."""
+        from passatk.execute import LocalPool
+
+        pool = LocalPool(plan_sandbox("auto", quiet=True), Limits(timeout=1), workers=len(_CPUS) + 1, keep_warm=True)
+        try:
+            pool.start()
+            assert all(w.info["cpus"] == w.info["judge"]["cpus"] == _CPUS for w in pool._workers.values())
+            verdicts = []
+            pool.run(_affinity_jobs(2), verdicts.append)
+            assert {v.status for v in verdicts} == {"failed"}
+        finally:
+            pool.close()
+
+    def test_a_replacement_worker_takes_the_cpu_of_the_lost_one(self):
+        """A worker killed from outside is replaced on its CPU, not on one another worker holds."""
+        from passatk.execute import LocalPool
+
+        pool = LocalPool(plan_sandbox("auto", quiet=True), Limits(timeout=1), workers=len(_CPUS), keep_warm=True)
+        killed = []
+
+        def on_verdict(v):
+            if not killed:  # the last: a new worker's index alone would put its replacement on the first CPU
+                worker = pool._workers[len(_CPUS) - 1]
+                killed.append(worker)
+                os.killpg(worker.proc.pid, 9)
+
+        try:
+            pool.run(_affinity_jobs(8 * len(_CPUS)), on_verdict)
+            assert killed[0] not in pool._workers.values() and len(pool._workers) == len(_CPUS)
+            assert sorted(w.info["cpus"][0] for w in pool._workers.values()) == _CPUS
+        finally:
+            pool.close()
+
+
 @pytest.mark.sandbox
 class TestWarmPool:
     def test_workers_stay_warm_between_runs_until_closed(self):

@@ -372,14 +372,18 @@ class SandboxedWorker:
     :class:`Verdict`), or use :meth:`run_batch` to evaluate a batch and stream
     its verdicts back, which is all a remote backend needs.
 
+    With ``cpu``, both processes and everything they fork (judges, samples)
+    run on that CPU only: a job's processes then hand over to each other
+    without waking another CPU (see :class:`~passatk.execute.pool.LocalPool`).
+
     Raises
     ------
     SandboxError
         When the worker does not start or report ``ready`` in time.
     """
 
-    def __init__(self, sandbox: Sandbox, limits: Limits, index: int = 0, *, start_timeout: float = 30.0):
-        self.sandbox, self.limits, self.index = sandbox, limits, index
+    def __init__(self, sandbox: Sandbox, limits: Limits, index: int = 0, *, cpu: int | None = None, start_timeout: float = 30.0):
+        self.sandbox, self.limits, self.index, self.cpu = sandbox, limits, index, cpu
         self._cgroup = None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         zygote_argv = sandbox.worker_argv("zygote", theirs.fileno())
@@ -425,7 +429,8 @@ class SandboxedWorker:
         self._buffer = b""
         nproc = limits.pids + 2 if sandbox.pids_guard == "rlimit" else 0
         config = limits.worker_config(pidns=sandbox.mode == "bwrap", nproc=nproc)
-        self.send("config", {**config, "import_paths": list(sandbox.import_paths)})
+        cpus = [] if cpu is None else [cpu]
+        self.send("config", {**config, "import_paths": list(sandbox.import_paths), "cpus": cpus})
         self.info = self._wait_ready(start_timeout)
 
     def _wait_ready(self, timeout: float) -> dict:

@@ -97,10 +97,19 @@ def prctl(option, value):
     return _prctl(option, value, 0, 0, 0) == 0  # small ints: libffi widens them to the unsigned longs prctl takes
 
 
-def harden():
-    """Die with the parent, become non-dumpable and a subreaper; return what worked."""
+def harden(cpus=()):
+    """Die with the parent, become non-dumpable and a subreaper, run on ``cpus`` if given; return what worked.
+
+    The CPUs are inherited by every process forked after (judges, samples).
+    """
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    return {"non_dumpable": prctl(PR_SET_DUMPABLE, 0), "subreaper": prctl(PR_SET_CHILD_SUBREAPER, 1)}
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+    return {
+        "non_dumpable": prctl(PR_SET_DUMPABLE, 0),
+        "subreaper": prctl(PR_SET_CHILD_SUBREAPER, 1),
+        "cpus": sorted(os.sched_getaffinity(0)),
+    }
 
 
 # --------------------------------------------------------------------------- #

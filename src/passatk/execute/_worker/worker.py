@@ -40,7 +40,7 @@ def serve(sock):
             if name == "config":
                 cfg = dict(data)
                 zyg.configure(data)  # the zygote warms up while we do
-                info = hardening.harden()
+                info = hardening.harden(cfg.get("cpus"))
                 hardening.warm_up(cfg.get("import_paths") or ())
                 cfg["base"] = hardening.private_dir("passatk-judge-", cfg.get("tmp"))
                 cfg["cwd"] = cfg["base"]  # the judge's working directory, emptied after each job

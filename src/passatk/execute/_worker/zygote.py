@@ -24,7 +24,7 @@ __all__ = ["Zygote", "serve"]
 
 
 def _setup(cfg):
-    info = hardening.harden()
+    info = hardening.harden(cfg.get("cpus"))
     network, own_init = (True, False) if cfg["pidns"] else hardening.own_namespaces()
     hardening.warm_up(cfg.get("import_paths") or ())
     cfg["base"] = hardening.private_dir("passatk-run-", cfg.get("tmp"))
