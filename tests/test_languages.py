@@ -299,6 +299,21 @@ class TestNames:
         with pytest.raises(ToolchainMissing, match=r"C\+\+ \(cpp\) needs g\+\+.*apt-get install g\+\+"):
             languages.require("cpp")
 
+    def test_missing_rust_crates_name_their_packages(self, monkeypatch, tmp_path):
+        """Crates missing from Debian's registry name the packages that bring them, regex's default features included."""
+        monkeypatch.setattr(languages, "require", lambda language: None)
+        monkeypatch.setattr(languages.shutil, "which", lambda *args, **kwargs: "/usr/bin/cargo")
+        for crate in ("rand-0.8.5", "regex-1.7.1", "md5-0.7.0"):  # what librust-regex-dev without its Recommends leaves
+            (tmp_path / crate).mkdir()
+        monkeypatch.setattr(languages, "_RUST_REGISTRY", tmp_path)
+        with pytest.raises(
+            ToolchainMissing, match=r"crates aho-corasick, memchr .*apt-get install librust-regex\+default-dev\.$"
+        ):
+            languages.rust_crates()
+        (tmp_path / "regex-1.7.1").rmdir()
+        with pytest.raises(ToolchainMissing, match=r"apt-get install librust-regex-dev librust-regex\+default-dev\.$"):
+            languages.rust_crates()
+
     def test_stop_tokens_cut_the_completion(self):
         """A MultiPL-E completion is cut at its first stop token, as MultiPL-E cuts it."""
         assert languages.truncate("  return 1;\n}\nfunction f() {}", ["\nfunction ", "\n}"]) == "  return 1;"

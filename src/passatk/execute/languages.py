@@ -214,6 +214,17 @@ def _tool_version(argv) -> str:
 
 
 _RUST_CRATES = {"rand": "0.8", "regex": "1", "md5": "0.7"}  # HumanEval-X's (rand "0.4" upstream; Debian ships 0.8)
+# The crates Cargo needs from Debian's registry, and the package that brings each: regex's
+# default features need aho-corasick and memchr, which come with its "+default" package (a
+# Recommends, so ``--no-install-recommends`` leaves them out).
+_RUST_PACKAGES = {
+    "rand": "librust-rand-dev",
+    "regex": "librust-regex-dev",
+    "md5": "librust-md5-dev",
+    "aho-corasick": "librust-regex+default-dev",
+    "memchr": "librust-regex+default-dev",
+}
+_RUST_REGISTRY = Path("/usr/share/cargo/registry")
 
 
 def rust_crates() -> tuple[Path, dict[str, str]]:
@@ -224,12 +235,13 @@ def rust_crates() -> tuple[Path, dict[str, str]]:
     require("rust")
     if shutil.which("cargo", path=SANDBOX_PATH) is None:
         raise ToolchainMissing("HumanEval-X's Rust tests need cargo, not installed here; on Debian 12: apt-get install cargo.")
-    registry = Path("/usr/share/cargo/registry")
-    missing = [c for c in _RUST_CRATES if not any(registry.glob(f"{c}-[0-9]*"))]
+    registry = _RUST_REGISTRY
+    missing = [c for c in _RUST_PACKAGES if not any(registry.glob(f"{c}-[0-9]*"))]
     if missing:
+        packages = " ".join(dict.fromkeys(_RUST_PACKAGES[c] for c in missing))
         raise ToolchainMissing(
             f"HumanEval-X's Rust tests need the crates {', '.join(missing)} from Debian's registry; "
-            f"on Debian 12: apt-get install {' '.join(f'librust-{c}-dev' for c in missing)}."
+            f"on Debian 12: apt-get install {packages}."
         )
 
     def build(tmp: Path) -> None:
