@@ -54,6 +54,16 @@ CiHelp = (
     "Interval method: t, normal, wilson (pass@k near 0 or 1), percentile or bca (bootstrap over problems), "
     "bayes (hierarchical beta-binomial posterior) or auto (picks from the data and says which)."
 )
+CiOption = Annotated[str, typer.Option("--ci", help=CiHelp)]
+TargetOption = Annotated[
+    str,
+    typer.Option(
+        "--target",
+        help="population: the problems are a sample of a wider set (default); "
+        "fixed: these problems only, sampling noise alone (needs n >= 2k).",
+    ),
+]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
 FormatOption = Annotated[
     str | None,
     typer.Option("--format", help="table (default), json (the same as --json) or markdown (GitHub-flavoured)."),
@@ -128,16 +138,9 @@ def score(
     k: KsOption = None,
     as_json: JsonOption = False,
     level: LevelOption = 0.95,
-    ci: Annotated[str, typer.Option("--ci", help=CiHelp)] = "t",
-    target: Annotated[
-        str,
-        typer.Option(
-            "--target",
-            help="population: the problems are a sample of a wider set (default); "
-            "fixed: these problems only, sampling noise alone (needs n >= 2k).",
-        ),
-    ] = "population",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")] = 0,
+    ci: CiOption = "t",
+    target: TargetOption = "population",
+    seed: SeedOption = 0,
     audit: Annotated[
         Path | None,
         typer.Option(
@@ -242,7 +245,7 @@ def curve(
         typer.Option("--law", "--method", help="Law of p fitted for --extrapolate-to: beta_binomial or beta_binomial_mixture."),
     ] = "beta_binomial",
     level: Annotated[float, typer.Option("--level", help="Confidence level of the bands and intervals.")] = 0.95,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of every bootstrap.")] = 0,
+    seed: SeedOption = 0,
     as_json: JsonOption = False,
     metric: MetricOption = "pass@k",
     band: Annotated[
@@ -312,9 +315,9 @@ def report_cmd(
     ],
     k: KsOption = None,
     level: LevelOption = 0.95,
-    ci: Annotated[str, typer.Option("--ci", help="Interval method, as for `score`: " + CiHelp.split(": ", 1)[1])] = "t",
-    target: Annotated[str, typer.Option("--target", help="population (default) or fixed, as for `score`.")] = "population",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")] = 0,
+    ci: CiOption = "t",
+    target: TargetOption = "population",
+    seed: SeedOption = 0,
     title: Annotated[str | None, typer.Option("--title", help="Title of the page. Default: the models' names.")] = None,
     as_json: JsonOption = False,
 ) -> None:
