@@ -218,9 +218,7 @@ _RUST_CRATES = {"rand": "0.8", "regex": "1", "md5": "0.7"}  # HumanEval-X's (ran
 # default features need aho-corasick and memchr, which come with its "+default" package (a
 # Recommends, so ``--no-install-recommends`` leaves them out).
 _RUST_PACKAGES = {
-    "rand": "librust-rand-dev",
-    "regex": "librust-regex-dev",
-    "md5": "librust-md5-dev",
+    **{crate: f"librust-{crate}-dev" for crate in _RUST_CRATES},
     "aho-corasick": "librust-regex+default-dev",
     "memchr": "librust-regex+default-dev",
 }
@@ -235,8 +233,7 @@ def rust_crates() -> tuple[Path, dict[str, str]]:
     require("rust")
     if shutil.which("cargo", path=SANDBOX_PATH) is None:
         raise ToolchainMissing("HumanEval-X's Rust tests need cargo, not installed here; on Debian 12: apt-get install cargo.")
-    registry = _RUST_REGISTRY
-    missing = [c for c in _RUST_PACKAGES if not any(registry.glob(f"{c}-[0-9]*"))]
+    missing = [c for c in _RUST_PACKAGES if not any(_RUST_REGISTRY.glob(f"{c}-[0-9]*"))]
     if missing:
         packages = " ".join(dict.fromkeys(_RUST_PACKAGES[c] for c in missing))
         raise ToolchainMissing(
@@ -253,7 +250,7 @@ def rust_crates() -> tuple[Path, dict[str, str]]:
         )
         (tmp / ".cargo").mkdir()
         (tmp / ".cargo" / "config.toml").write_text(
-            f'[source.crates-io]\nreplace-with = "debian"\n\n[source.debian]\ndirectory = "{registry}"\n\n[net]\noffline = true\n'
+            f'[source.crates-io]\nreplace-with = "debian"\n\n[source.debian]\ndirectory = "{_RUST_REGISTRY}"\n\n[net]\noffline = true\n'
         )
         env = _clean_env(str(tmp), CARGO_HOME=str(tmp / ".cargo"), RUSTC="/usr/bin/rustc")
         _run(["cargo", "build", "--offline"], tmp, env, "the Rust crates")
