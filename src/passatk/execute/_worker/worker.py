@@ -13,7 +13,7 @@ worker -> controller
 
 It holds the jobs (tests, expected outputs) and never runs sample code: the
 programs run in processes its zygote forks, in a sandbox of their own, and
-the tests in judges it forks for each job (:mod:`.kinds`).  Should the
+the tests in judges forked for each job from a template that never runs tests (:mod:`.judge`).  Should the
 zygote die, the worker ends too rather than fork another one from its own
 memory, which holds jobs; the controller then starts a fresh pair.
 """
@@ -26,7 +26,6 @@ from . import hardening
 from .channel import emit, events
 from .judge import Judge
 from .kinds import run_job
-from .supervise import Scratch
 from .zygote import Zygote, ZygoteGone
 
 __all__ = ["serve"]
@@ -43,8 +42,7 @@ def serve(sock):
                 info = hardening.harden(cfg.get("cpus"))
                 hardening.warm_up(cfg.get("import_paths") or ())
                 cfg["base"] = hardening.private_dir("passatk-judge-", cfg.get("tmp"))
-                cfg["cwd"] = cfg["base"]  # the judge's working directory, emptied after each job
-                cfg["scratch"] = Scratch(cfg["cwd"])
+                cfg["cwd"] = cfg["base"]  # the judges' working directory, emptied after each job by their template
                 cfg["devnull"] = os.open(os.devnull, os.O_RDWR)  # every run's idle streams (nothing to read, nowhere to keep)
                 cfg["judge"] = Judge(cfg)
                 sample = zyg.wait_ready()
