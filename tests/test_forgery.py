@@ -15,7 +15,14 @@ c4  the result guard covers only some callables and types (a class as entry poin
     functions passed by value, C containers delegating equality, trusted types holding sample
     objects, results mutated after the check);
 c5  the tests run with the sample's namespace, builtins, modules and trace hooks;
-c6  for stdin/stdout and call-based tasks the expected outputs are in the sample's memory.
+c6  for stdin/stdout and call-based tasks the expected outputs are in the sample's memory;
+c7  names the tests use without defining them (MBPP 596's ``sys``) were looked up in the sample;
+c8  an exception the sample raised was raised again in the tests' own loop (a ``StopIteration`` ends
+    ``all(map(candidate, ...))`` as if it had passed).
+
+The last part of the file attacks across jobs and requests: a task's own tests (in RL and over
+``/verify`` they may come from a model or from another client) tamper with the judge, and a later
+task's wrong solution must still fail.
 
 Only the public API is used (``passatk.evaluate`` on problem files written here), so the file runs
 unchanged against any executor design.  Every trick is written to do nothing when what it looks for
@@ -205,7 +212,45 @@ LCB_FUNC = {
     "metadata": json.dumps({"func_name": "countVowels"}),
 }
 
-RECORDS = [ADD, ROOT, SORT, CIRCLE, SQUARE, APPS_STDIO, APPS_CALL, LCB_STDIN, LCB_FUNC]
+SIZE = {  # as MBPP 596: the tests call sys.getsizeof and never import sys
+    "task_id": "fx/mbpp_size",
+    "text": "Write a function to find the size in bytes of the given tuple.",
+    "code": "import sys\ndef tuple_size(t):\n    return sys.getsizeof(t)",
+    "test_setup_code": "",
+    "test_list": [
+        "assert tuple_size((1, 2, 3)) == sys.getsizeof((1, 2, 3))",
+        "assert tuple_size(('a', 'b')) == sys.getsizeof(('a', 'b'))",
+        "assert tuple_size(()) == sys.getsizeof(())",
+    ],
+    "challenge_test_list": [],
+}
+
+HALF = {  # the tests use math without importing it; the reference solution imports it
+    "task_id": "fx/mbpp_half",
+    "text": "Write a function that halves a number.",
+    "code": "import math\ndef half(x):\n    return math.ldexp(x, -1)",
+    "test_setup_code": "",
+    "test_list": [
+        "assert math.isclose(half(3.0), 1.5)",
+        "assert math.isclose(half(-1.0), -0.5)",
+        "assert math.isclose(half(0.25), 0.125)",
+    ],
+    "challenge_test_list": [],
+}
+
+DOUBLE = {  # a test written as all(map(...)): a StopIteration from the sample must not end it early
+    "task_id": "fx/mbpp_double",
+    "text": "Write a function that doubles a number.",
+    "code": "def double(x):\n    return 2 * x",
+    "test_setup_code": "",
+    "test_list": [
+        "assert all(map(lambda x: double(x) == 2 * x, [1, 2, 3]))",
+        "assert all(map(lambda x: double(x) == 2 * x, range(-3, 3)))",
+    ],
+    "challenge_test_list": [],
+}
+
+RECORDS = [ADD, ROOT, SORT, CIRCLE, SQUARE, SIZE, HALF, DOUBLE, APPS_STDIO, APPS_CALL, LCB_STDIN, LCB_FUNC]
 
 
 def _tid(rec: dict) -> str:
@@ -230,6 +275,9 @@ RIGHT = {
     "fx/sort_desc": "    return sorted(xs, reverse=True)\n",
     "fx/mbpp_circle": "import math\n\n\ndef circle_area(r):\n    return math.pi * r * r\n",
     "fx/mbpp_square": "def square(x):\n    return x * x\n",
+    "fx/mbpp_size": "import sys\n\n\ndef tuple_size(t):\n    return sys.getsizeof(t)\n",
+    "fx/mbpp_half": "def half(x):\n    return x / 2\n",
+    "fx/mbpp_double": "def double(x):\n    return x + x\n",
     "fx-apps-stdio": "n = int(input())\nprint(sum(map(int, input().split())))\n",
     "fx-apps-call": _d("""
         def longest_run(xs):
@@ -255,6 +303,9 @@ WRONG = {
     "fx/sort_desc": "    return sorted(xs)\n",
     "fx/mbpp_circle": "def circle_area(r):\n    return 3.14 * r * r\n",
     "fx/mbpp_square": "def square(x):\n    return 2 * x\n",
+    "fx/mbpp_size": "def tuple_size(t):\n    return 0\n",
+    "fx/mbpp_half": "def half(x):\n    return x\n",
+    "fx/mbpp_double": "def double(x):\n    return x\n",
     "fx-apps-stdio": "n = int(input())\nprint(max(map(int, input().split())))\n",
     "fx-apps-call": "def longest_run(xs):\n    return xs.count(xs[0])\n",
     "fx-lcb-stdin": "print(input())\n",
@@ -1262,6 +1313,59 @@ forgery(
             """),
 )
 
+# c7: names the tests use without defining them ------------------------------------------------
+forgery(
+    "c7_module_name_sys",
+    "fx/mbpp_size",
+    "the tests call sys.getsizeof without importing sys: the sample binds sys to an object of its own",
+    _after(
+        "fx/mbpp_size",
+        """
+            class sys:
+                @staticmethod
+                def getsizeof(obj):
+                    return 0
+            """,
+    ),
+)
+
+forgery(
+    "c7_module_name_math",
+    "fx/mbpp_half",
+    "the tests call math.isclose without importing math: the sample's math says everything is close",
+    _after(
+        "fx/mbpp_half",
+        """
+            class math:
+                @staticmethod
+                def isclose(*args, **kwargs):
+                    return True
+            """,
+    ),
+)
+
+forgery(
+    "c7_module_name_module",
+    "fx/mbpp_half",
+    "the sample binds math to a module of its own making, whose isclose says yes",
+    _after(
+        "fx/mbpp_half",
+        """
+            import types
+            math = types.ModuleType("math")
+            math.isclose = lambda *args, **kwargs: True
+            """,
+    ),
+)
+
+# c8: the sample's exceptions and the tests' own control flow ----------------------------------
+forgery(
+    "c8_stop_iteration_map",
+    "fx/mbpp_double",
+    "a StopIteration raised by the sample ends all(map(...)) as if every case had passed",
+    "def double(x):\n    raise StopIteration\n",
+)
+
 # Forgeries that cannot be expressed in a mode: name -> (mode, reason).  None at present: none of the
 # tricks kills processes beyond its own, so every one runs under bubblewrap and as a plain process.
 RESTRICTED: dict[str, tuple[str, str]] = {}
@@ -1327,7 +1431,7 @@ def _show(rec) -> str:
 def test_catalogue_covers_every_root_cause():
     """At least 32 forgeries, several per root cause, and at least six on stdin/stdout or call-based tasks."""
     assert len(FORGERIES) >= 32
-    for cause in ("c1", "c2", "c3", "c4", "c5", "c6"):
+    for cause in ("c1", "c2", "c3", "c4", "c5", "c6"):  # (c7 and c8 came later, with fewer tricks each)
         assert sum(name.startswith(cause + "_") for name in FORGERIES) >= 3, cause
     io_tasks = {"fx-apps-stdio", "fx-apps-call", "fx-lcb-stdin", "fx-lcb-func"}
     assert sum(pid in io_tasks for pid, _, _ in FORGERIES.values()) >= 6
@@ -1353,3 +1457,142 @@ def test_forgery_is_not_passed(outcomes, name):
     """The wrong solution with its trick is not passed either."""
     rec = _record(outcomes, "forgery", name)
     assert rec["status"] != "passed", f"{name} ({FORGERIES[name][1]}) forged a pass: {_show(rec)}"
+
+
+# --------------------------------------------------------------------------- #
+# across jobs and requests: a task's own tests tamper with the judge; a later task's wrong
+# solution must still fail, on the same worker (one worker, the tampering task first)
+# --------------------------------------------------------------------------- #
+TAMPER = {
+    "module": """
+        import math
+        math.isclose = lambda *args, **kwargs: True
+        """,
+    "bookkeeping": """
+        import sys
+
+
+        def _pass(*args, **kwargs):
+            return ("passed", "")
+
+
+        for _module in list(sys.modules.values()):  # the judge's own functions and tables, whatever they are called
+            for _name in ("_status", "_failure", "_detail"):
+                if callable(getattr(_module, _name, None)):
+                    setattr(_module, _name, _pass)
+            if callable(getattr(_module, "call_matches", None)):
+                _module.call_matches = lambda *args: True
+            if isinstance(getattr(_module, "_BUILTINS", None), dict):
+                _module._BUILTINS["all"] = lambda iterable: True
+        """,
+    "thread": """
+        import math, threading, time
+
+
+        def _keep_patching():
+            while True:
+                math.isclose = lambda *args, **kwargs: True
+                time.sleep(0.001)
+
+
+        threading.Thread(target=_keep_patching, daemon=True).start()
+        time.sleep(0.01)
+        """,
+}
+
+HALVE = {
+    "task_id": "fx/halve",
+    "prompt": 'import math\n\n\ndef halve(x: float) -> float:\n    """Half of x."""\n',
+    "test": "\n\ndef check(candidate):\n    assert math.isclose(candidate(3.0), 1.5)\n"
+    "    assert all(math.isclose(candidate(x), x / 2) for x in (1.0, 2.0))\n",
+    "entry_point": "halve",
+}
+VICTIMS = {"fx/halve": "    return x\n", "fx/add": WRONG["fx/add"], "fx-lcb-func": WRONG["fx-lcb-func"]}
+
+
+def _tamperer(kind: str) -> dict:
+    """A HumanEval-style problem whose own tests tamper with the judge (its sample does nothing)."""
+    return {
+        "task_id": f"fx/tamper_{kind}",
+        "prompt": "def noop():\n    pass\n",
+        "test": _d(TAMPER[kind]) + "\n\ndef check(candidate):\n    pass\n",
+        "entry_point": "noop",
+    }
+
+
+def _sandbox_or_skip(mode: str) -> None:
+    if mode == "bwrap":
+        try:
+            plan_sandbox("bwrap", quiet=True)
+        except SandboxError as exc:
+            pytest.skip(f"bubblewrap does not work on this machine: {exc}")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", list(TAMPER))
+def test_no_job_reaches_a_later_jobs_verdict(tmp_path, mode, kind):
+    """evaluate on one worker: after a task whose tests patch a module, the judge or leave a thread, wrong solutions still fail."""
+    _sandbox_or_skip(mode)
+    path = tmp_path / "problems.jsonl"
+    records = [_tamperer(kind), HALVE, ADD, LCB_FUNC]
+    path.write_text("".join(json.dumps(rec) + "\n" for rec in records), encoding="utf-8")
+    samples = [{"task_id": f"fx/tamper_{kind}", "completion": ""}]
+    samples += [{"task_id": pid, "completion": source} for pid, source in VICTIMS.items()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = passatk.evaluate(samples, path, sandbox=mode, workers=1, timeout=2.0, out=None)
+    got = {rec["task_id"]: rec for rec in result.records}
+    for pid in VICTIMS:
+        assert got[pid]["status"] != "passed", f"after fx/tamper_{kind}, {pid}'s wrong solution passed: {_show(got[pid])}"
+
+
+VICTIM_TASKS = [
+    {"source": "def half(x):\n    return x\n", "tests": "import math\nassert math.isclose(half(3.0), 1.5)\n"},
+    {"source": "def add(a, b):\n    return a - b\n", "tests": "assert all([add(2, 3) == 5, add(1, 1) == 2])\n"},
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_request_reaches_a_later_requests_verdict(mode):
+    """A Verifier kept across calls (an RL trainer's): one call's tasks tamper with the judge, the next call's wrong programs fail."""
+    _sandbox_or_skip(mode)
+    with passatk.Verifier(workers=1, sandbox=mode, timeout=2.0) as v:
+        for kind in TAMPER:
+            v.verify([{"source": "x = 1\n", "tests": _d(TAMPER[kind])}])
+            got = v.verify(VICTIM_TASKS)
+            assert [g.status for g in got] == ["failed", "failed"], (kind, got)
+
+
+def test_no_client_reaches_another_clients_verdict(tmp_path):
+    """passatk serve with one worker: a client's /verify tasks tamper with the judge; another client's wrong programs fail."""
+    httpx = pytest.importorskip("httpx")
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "passatk", "serve", "--port", str(port), "--workers", "1"], stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            try:
+                if httpx.get(url + "/v1/ping", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline, "passatk serve did not answer within 60 s"
+                time.sleep(0.1)
+        with httpx.Client(timeout=60) as mallory, httpx.Client(timeout=60) as alice:
+            for kind in TAMPER:
+                assert mallory.post(url + "/verify", json={"source": "x = 1\n", "tests": _d(TAMPER[kind])}).status_code == 200
+                got = alice.post(url + "/verify", json=VICTIM_TASKS).json()
+                assert [g["status"] for g in got] == ["failed", "failed"], (kind, got)
+    finally:
+        proc.terminate()
+        proc.wait(30)
