@@ -31,6 +31,9 @@ is not there, so against a design that resists it the forgery reads like its twi
 
 from __future__ import annotations
 
+import ast
+import builtins
+import gzip
 import json
 import textwrap
 import warnings
@@ -1596,3 +1599,77 @@ def test_no_client_reaches_another_clients_verdict(tmp_path):
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+# --------------------------------------------------------------------------- #
+# the real benchmarks: which tests use names they never define
+# --------------------------------------------------------------------------- #
+def _bound(tree) -> set[str]:
+    """Every name a piece of code binds anywhere (assignments, defs, imports, parameters, handlers)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            out.add(node.name)
+    return out
+
+
+def _free(tests: str, trusted: str, sample_names: set[str]) -> list[str]:
+    """Names the tests load that neither they, the trusted code before them, the builtins nor the sample's functions bind."""
+    tree = ast.parse(tests)
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return sorted(used - _bound(tree) - _bound(ast.parse(trusted)) - set(dir(builtins)) - sample_names)
+
+
+def _defined(code: str) -> set[str]:
+    tree = ast.parse(code)
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+
+def test_benchmark_tests_that_use_names_they_never_define(shared_data):
+    """Every HumanEval and MBPP (original and sanitized) test, scanned: only MBPP 596 uses a name (``sys``) it never defines.
+
+    APPS and LiveCodeBench tests are input/output data, not code: none can.  Such a name is resolved
+    by the judge as a module of the reference environment (see test c7_module_name_sys above).
+    """
+    found = {}
+    with gzip.open(shared_data / "humaneval" / "HumanEval.jsonl.gz", "rt") as fh:
+        for rec in map(json.loads, fh):
+            free = _free(rec["test"] + f"\ncheck({rec['entry_point']})", rec["prompt"], {rec["entry_point"]})
+            if free:
+                found[rec["task_id"]] = free
+    with gzip.open(shared_data / "mbpp" / "mbpp.jsonl.gz", "rt") as fh:
+        for rec in map(json.loads, fh):
+            free = _free("\n".join(rec["test_list"]), rec["test_setup_code"] or "", _defined(rec["code"]))
+            if free:
+                found[f"mbpp/{rec['task_id']}"] = free
+    for rec in json.loads((shared_data / "mbpp" / "sanitized-mbpp.json").read_text()):
+        free = _free("\n".join(rec["test_list"]), "\n".join(rec["test_imports"]), _defined(rec["code"]))
+        if free:
+            found[f"sanitized-mbpp/{rec['task_id']}"] = free
+    assert found == {"mbpp/596": ["sys"], "sanitized-mbpp/596": ["sys"]}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_mbpp_596_takes_sys_from_the_judge(shared_data, tmp_path, mode):
+    """On the real MBPP 596: the reference passes even without importing sys, and a sample's own ``sys`` cannot pass a wrong answer."""
+    _sandbox_or_skip(mode)
+    with gzip.open(shared_data / "mbpp" / "mbpp.jsonl.gz", "rt") as fh:
+        rec = next(r for r in map(json.loads, fh) if r["task_id"] == 596)
+    path = tmp_path / "mbpp.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    reference = rec["code"].replace("\r\n", "\n")
+    forged = "class sys:\n    @staticmethod\n    def getsizeof(obj):\n        return 1\n\n\ndef tuple_size(t):\n    return 1\n"
+    unimported = "def tuple_size(t):\n    return t.__sizeof__() + 16\n"  # sys.getsizeof adds the gc header (CPython 3.11)
+    samples = [{"task_id": 596, "completion": c} for c in (reference, forged, unimported)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = passatk.evaluate(samples, path, sandbox=mode, workers=1, timeout=3.0, out=None).records
+    assert [r["status"] for r in got] == ["passed", "failed", "passed"], [_show(r) for r in got]
