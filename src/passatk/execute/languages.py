@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -495,7 +496,7 @@ def _humaneval_x_program(lang: str, spec: Mapping, completion: str) -> str:
         imports = ("import (\n" + "    ".join(p + "\n" for p in other) + ")\n") if other else ""
         return setup + "\n" + imports + prompt + completion + "\n" + test
     if lang == "rust":
-        return "\nfn main(){ \n } \n" + spec["declaration"] + prompt + completion + test
+        return "\nfn main(){ \n } \n" + spec["declaration"] + prompt + completion + _rust_tests(test)[0]
     raise ValueError(f"HumanEval-X has no language {lang!r}.")
 
 
@@ -526,8 +527,10 @@ def _build(*argv: str, **env: str) -> dict:
     return {"argv": list(argv), "env": _env(**env), "phase": "build", "cpu": _BUILD_CPU, "memory_mb": _BUILD_MB}
 
 
-def _runs(*argv: str, startup: float = 0.0, **env: str) -> dict:
+def _runs(*argv: str, startup: float = 0.0, proof: bool = False, **env: str) -> dict:
     step = {"argv": list(argv), "env": _env(**env), "phase": "run", "startup": startup}
+    if proof:  # descriptor 3: a pipe the sample's process reads (see GO_HARNESS)
+        step["proof"] = True
     if argv[0] == "node":  # V8 reserves ~700 MiB of address space first; its heap is bounded by --max-old-space-size
         step["min_memory_mb"] = 1024
     return step
@@ -550,20 +553,125 @@ class Recipe:
     copies: dict = field(default_factory=dict)  # {name: file or directory copied into the run's directory}
     workdir: str | None = None  # a fixed build directory in the sandbox's /tmp instead of the run's
     binds: tuple[str, ...] = ()  # prepared caches this recipe reads
+    harness: dict = field(default_factory=dict)  # {name: text}: the harness's own files, written beside the program
 
 
-def _go_steps(cache: str, module: bool) -> list[dict]:
+# --------------------------------------------------------------------------- #
+# proof that the tests ran to their end, on a descriptor of its own
+# --------------------------------------------------------------------------- #
+# The tests are compiled into the sample's program, so whatever the program can print, a
+# sample can print too, then end the process with status 0 before (or while) the tests run.
+# Go and Rust runs therefore also need the harness's lines on descriptor 3 (a pipe read by
+# the sample's process, never stdout), written only once the tests have returned:
+#
+# * Go: passatk's own TestMain, in a test file of its own, runs m.Run() and writes its line
+#   when m.Run() returned 0.  A sample's TestMain does not build ("multiple definitions of
+#   TestMain"), and since imports belong to one file, the sample's file (which cannot add an
+#   import after the prompt's) has no os, syscall or unsafe to write on descriptor 3 with.
+# * Rust: each of HumanEval-X's #[test] functions, and MultiPL-E's main, is wrapped so that it
+#   writes its line once the benchmark's body has returned.  A Rust sample can write on any
+#   descriptor, so this stops an exit that prints markers, not a sample that forges the lines.
+GO_HARNESS = "passatk_main_test.go"
+_GO_PROOF = "passatk: m.Run returned 0"
+_GO_TEST_MAIN = """package {package}
+
+// passatk's TestMain (a sample that defines its own does not build): it writes its line on
+// descriptor 3 once the tests have run and passed.
+
+import (
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {{
+	code := m.Run()
+	if code == 0 {{
+		os.NewFile(3, "passatk-proof").WriteString("{proof}\\n")
+	}}
+	os.Exit(code)
+}}
+"""
+_RS_PROOF = (
+    "{{ use ::std::io::Write; let mut proof = ::std::mem::ManuallyDrop::new(unsafe {{ "
+    '<::std::fs::File as ::std::os::unix::io::FromRawFd>::from_raw_fd(3) }}); let _ = proof.write_all(b"{line}\\n"); }}'
+)
+_RS_MAIN_PROOF = "passatk: main returned"
+_RS_TEST = re.compile(r"#\[test\]\s*(fn\s+(\w+)\s*\(\s*\)\s*\{)")
+_RS_MAIN = re.compile(r"^fn\s+main\s*\(\s*\)\s*\{", re.M)
+_RS_TOKEN = re.compile(  # a line comment, a block comment's start, a raw string's start, a string, a character
+    r"""//[^\n]*|/\*|(?<!\w)b?r(#*)"|(?<!\w)b?"(?:[^"\\]|\\.)*"|(?<!\w)b?'(?:[^'\\\n]|\\(?:u\{[0-9a-fA-F]{1,6}\}|x[0-9a-fA-F]{2}|.))'""",
+    re.S,
+)
+
+
+def _rust_code(text: str) -> str:
+    """``text`` with its comments and string and character literals blanked, so that a search finds code only."""
+    out, at = [], 0
+    while (m := _RS_TOKEN.search(text, at)) is not None:
+        end = m.end()
+        if m.group(0) == "/*":  # block comments nest
+            depth = 1
+            while depth and end < len(text):
+                if text.startswith("/*", end):
+                    depth, end = depth + 1, end + 2
+                elif text.startswith("*/", end):
+                    depth, end = depth - 1, end + 2
+                else:
+                    end += 1
+        elif m.group(1) is not None:  # a raw string runs to its quote and as many #
+            close = text.find('"' + m.group(1), end)
+            end = len(text) if close < 0 else close + 1 + len(m.group(1))
+        out += [text[at : m.start()], " " * (end - m.start())]
+        at = end
+    return "".join(out) + text[at:]
+
+
+def _rust_tests(test: str) -> tuple[str, tuple[str, ...]]:
+    """HumanEval-X's Rust tests with each ``#[test]`` function writing its proof line once its body returned; the lines.
+
+    ``#[test] fn name() {`` becomes ``#[test] fn name() { __passatk_body_0(); <proof> } fn
+    __passatk_body_0() {``, on the same line: the body is the benchmark's, unchanged.
+    """
+    parts, lines, at = [], [], 0
+    for k, m in enumerate(_RS_TEST.finditer(_rust_code(test))):
+        line = f"passatk: test {m.group(2)} returned"
+        body = f"__passatk_body_{k}"
+        parts += [test[at : m.start(1)], f"fn {m.group(2)}() {{ {body}(); {_RS_PROOF.format(line=line)} }} fn {body}() {{"]
+        lines.append(line)
+        at = m.end(1)
+    return "".join(parts) + test[at:], tuple(lines)
+
+
+def _rust_main(tests: str) -> str | None:
+    """MultiPL-E's Rust tests with their ``main`` writing its proof line once the tests returned (None: no ``main`` found)."""
+    m = _RS_MAIN.search(_rust_code(tests))
+    if m is None:
+        return None
+    main = f"fn main() {{ __passatk_tests(); {_RS_PROOF.format(line=_RS_MAIN_PROOF)} }} fn __passatk_tests() {{"
+    return tests[: m.start()] + main + tests[m.end() :]
+
+
+def _go_harness(trusted: str) -> dict:
+    """passatk's TestMain file for the package that ``trusted`` (the benchmark's text, not the sample's) declares."""
+    m = re.search(r"^\s*package\s+(\w+)", trusted, re.M)
+    return {GO_HARNESS: _GO_TEST_MAIN.format(package=m.group(1), proof=_GO_PROOF)} if m else {}
+
+
+def _go_steps(cache: str, module: bool, harness: bool) -> list[dict]:
     env = {"GOCACHE": cache, "GOPATH": "{dir}/gopath", "GOPROXY": "off", "GOTOOLCHAIN": "local"}
     env.update({"GOFLAGS": "-mod=vendor"} if module else {"GO111MODULE": "off"})
     return [
-        _build("go", "test", "-c", "-o", "main.test", "{file}", **env),
+        _build("go", "test", "-c", "-o", "main.test", "{file}", *((f"{{dir}}/{GO_HARNESS}",) if harness else ()), **env),
         # as `go test` runs it: os.Exit(0) inside a test is a failure, not a pass
-        _runs("./main.test", "-test.paniconexit0", "-test.timeout=10m0s", startup=0.2, GOMEMLIMIT="{heap_mb}MiB"),
+        _runs("./main.test", "-test.paniconexit0", "-test.timeout=10m0s", startup=0.2, proof=harness, GOMEMLIMIT="{heap_mb}MiB"),
     ]
 
 
 def humaneval_x_recipe(lang: str, spec: Mapping) -> Recipe:
-    """HumanEval-X's build, run and rule for ``lang`` (CodeGeeX's ``execution.py``)."""
+    """HumanEval-X's build, run and rule for ``lang`` (CodeGeeX's ``execution.py``).
+
+    Go and Rust also need the harness's proof lines (``proof``, see :data:`GO_HARNESS`).
+    """
     if lang == "cpp":
         libs = ["-lcrypto", "-lssl"] if "162" in spec.get("task_id", "") else []
         return Recipe(
@@ -586,29 +694,36 @@ def humaneval_x_recipe(lang: str, spec: Mapping) -> Recipe:
         )
     if lang == "go":
         module = go_module(Path(spec["module"]))
+        harness = _go_harness(spec.get("test_setup", ""))
         return Recipe(
             "main_test.go",
-            tuple(_go_steps(str(module / "gocache"), module=True)),
-            {"exit": 0, "require": ("PASS",), "failed": ("--- FAIL",)},
+            tuple(_go_steps(str(module / "gocache"), module=True, harness=bool(harness))),
+            {"exit": 0, "require": ("PASS",), "failed": ("--- FAIL",), **({"proof": (_GO_PROOF,)} if harness else {})},
             copies={name: str(module / "module" / name) for name in ("go.mod", "go.sum", "vendor")},
             workdir=GO_WORKDIR,
             binds=(str(module),),
+            harness=harness,
         )
     if lang == "rust":
         deps, externs = rust_crates()
         ext = [a for crate, rlib in externs.items() for a in ("--extern", f"{crate}={rlib}")]
         build = _build("rustc", "--edition", "2021", "--test", "main.rs", "-o", "main", "-L", f"dependency={deps}", *ext)
+        proof = _rust_tests(spec["test"])[1]
         return Recipe(
             "main.rs",
-            (build, _runs("./main")),
-            {"exit": 0, "require": ("test result: ok.",), "failed": _ASSERT_RS},
+            (build, _runs("./main", proof=bool(proof))),
+            {"exit": 0, "require": ("test result: ok.",), "failed": _ASSERT_RS, **({"proof": proof} if proof else {})},
             binds=(str(deps.parent.parent.parent),),
         )
     raise ValueError(f"HumanEval-X has no language {lang!r}.")
 
 
-def multiple_recipe(lang: str) -> Recipe:
-    """MultiPL-E's build, run and rule for ``lang`` (its ``eval_<lang>.py``)."""
+def multiple_recipe(lang: str, spec: Mapping | None = None) -> Recipe:
+    """MultiPL-E's build, run and rule for ``lang`` (its ``eval_<lang>.py``).
+
+    With the problem's ``spec``, Go and Rust also need the harness's proof line
+    (``proof``, see :data:`GO_HARNESS`); Go's TestMain file needs the prompt's package.
+    """
     if lang == "cpp":
         return Recipe("test.cpp", (_build("g++", "test.cpp", "-o", "test", "-std=c++17"), _runs("./test")), {"failed": _ASSERT_C})
     if lang == "java":
@@ -625,14 +740,18 @@ def multiple_recipe(lang: str) -> Recipe:
             "test.ts", (build, _runs("node", "--max-old-space-size={heap_mb}", "test.js", startup=0.5)), {"failed": _ASSERT_JS}
         )
     if lang == "go":
+        harness = _go_harness(spec["prompt"]) if spec else {}
         return Recipe(
             "test_test.go",
-            tuple(_go_steps(str(go_cache()), module=False)),
-            {"require": ("PASS",), "forbid": ("FAIL",), "failed": ("--- FAIL",)},
+            tuple(_go_steps(str(go_cache()), module=False, harness=bool(harness))),
+            {"require": ("PASS",), "forbid": ("FAIL",), "failed": ("--- FAIL",), **({"proof": (_GO_PROOF,)} if harness else {})},
             binds=(str(go_cache().parent),),
+            harness=harness,
         )
     if lang == "rust":
-        return Recipe("test.rs", (_build("rustc", "test.rs", "-o", "test"), _runs("./test")), {"failed": _ASSERT_RS})
+        proof = bool(spec) and _rust_main(spec["tests"]) is not None
+        rule = {"failed": _ASSERT_RS, **({"proof": (_RS_MAIN_PROOF,)} if proof else {})}
+        return Recipe("test.rs", (_build("rustc", "test.rs", "-o", "test"), _runs("./test", proof=proof)), rule)
     if lang == "php":
         return Recipe("test.php", (_runs("php", "test.php", startup=0.3),), {"forbid": ("PHP Parse error",)})
     if lang == "ruby":
@@ -688,7 +807,7 @@ def code_recipe(lang: str) -> Recipe:
             "Main.java", (_build(*_JAVAC, "-cp", cp, "Main.java"), _runs(*_JAVA, "-ea", "-cp", cp, "Main", startup=1.0)), {}
         )
     if lang == "go_test":  # SandboxFusion's `go test file_test.go`: the test binary's exit status
-        return replace(multiple_recipe("go"), rule={})
+        return replace(multiple_recipe("go"), rule={})  # without a spec: no TestMain of passatk's, no proof
     if lang == "go":
         env = {
             "GOCACHE": str(go_cache()),
@@ -708,8 +827,7 @@ def code_recipe(lang: str) -> Recipe:
         return Recipe("main.d", (_build("ldc2", "main.d", "-of=main"), _runs("./main")), {})
     if lang == "csharp":
         return Recipe("main.cs", (_build("mcs", "main.cs", "/out:main.exe"), _runs("mono", "main.exe", startup=0.5)), {})
-    base = multiple_recipe(lang)
-    return Recipe(base.file, base.steps, {}, base.links, base.dirs, base.copies, base.workdir, base.binds)
+    return replace(multiple_recipe(lang), rule={})
 
 
 def _job(lang: str, recipe: Recipe, program: str) -> dict:
@@ -729,6 +847,8 @@ def _job(lang: str, recipe: Recipe, program: str) -> dict:
         job["copies"] = dict(recipe.copies)
     if recipe.workdir:
         job["workdir"] = recipe.workdir
+    if recipe.harness:
+        job["harness"] = dict(recipe.harness)
     return job
 
 
@@ -743,8 +863,11 @@ def program_job(spec: Mapping, completion: str) -> dict:
     lang = require(spec["language"]).name
     if spec["format"] == "humaneval-x":
         return _job(lang, humaneval_x_recipe(lang, spec), _humaneval_x_program(lang, spec, completion))
-    program = spec["prompt"] + truncate(completion, spec.get("stop_tokens", ())) + "\n" + spec["tests"]
-    return _job(lang, multiple_recipe(lang), program)
+    tests = spec["tests"]
+    if lang == "rust":
+        tests = _rust_main(tests) or tests
+    program = spec["prompt"] + truncate(completion, spec.get("stop_tokens", ())) + "\n" + tests
+    return _job(lang, multiple_recipe(lang, spec), program)
 
 
 def code_job(language: str, source: str, *, stdin: str | None = None, compile_timeout: float | None = None) -> dict:

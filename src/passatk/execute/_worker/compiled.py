@@ -5,8 +5,11 @@ The job (made by :mod:`passatk.execute.languages`)::
     {"kind": "program", "language": "cpp", "source": program text, "file": "test.cpp",
      "links": {name: target}, "copies": {name: directory}, "dirs": [...],
      "steps": [{"argv": [...], "env": {...}, "phase": "build", "cpu": 30.0, "memory_mb": 4096}, ...,
-               {"argv": ["./a.out"], "env": {...}, "phase": "run", "startup": 0.5}],
-     "rule": {...}, "stdin": optional text}
+               {"argv": ["./a.out"], "env": {...}, "phase": "run", "startup": 0.5, "proof": True}],
+     "rule": {...}, "stdin": optional text, "harness": {name: text}}
+
+``harness`` files (passatk's Go TestMain) are written beside the program
+before the build.
 
 Build steps carry their own CPU seconds and memory; the run step gets the
 job's ``timeout`` (or the worker's) plus the recipe's ``startup`` allowance
@@ -29,6 +32,10 @@ a run, as data:
 ``forbid``    strings that fail the run wherever they appear in its output;
 ``require``   strings the run's stdout must contain (a test harness's own
               end-of-tests line, e.g. Rust's ``test result: ok.``);
+``proof``     lines the run must have written on its descriptor 3 (a run step
+              with ``proof``: see :mod:`.steps`), which only the harness
+              writes, once the tests have returned: a run that ended early
+              with status 0, having printed every marker, lacks them;
 ``failed``    strings that mark a failed test rather than a crash: the status
               is then ``failed``, else ``error``.
 
@@ -42,7 +49,8 @@ None for one stopped by its limits or never started) and ``how``, as
 :mod:`.rawrun` gives them for Python.  What this does not give is the judge-process guarantee of
 Python tasks: the tests are compiled into the sample's own program, as every
 reference harness does, so a program can end early with status 0 (see the
-README's guarantee section).
+README's guarantee section); ``proof`` (Go, Rust) makes that a failure, but
+for a sample written to forge the harness's lines (README).
 """
 
 import json
@@ -93,6 +101,7 @@ def _steps(job, cfg):
                 "cpu": cpu,
                 "wall": _wall(cfg, cpu),
                 "memory_bytes": memory,
+                **({"proof": True} if step.get("proof") else {}),
             }
         )
     return out
@@ -153,6 +162,10 @@ def judge(rule, report, out, err):
     missing = next((s for s in rule.get("require", ()) if s not in text), None)
     if missing is not None:
         return "failed", f"exit status 0 without {missing!r} on stdout (the tests did not run to the end)"
+    said = set(report.get("proof", "").splitlines())
+    missing = next((s for s in rule.get("proof", ()) if s not in said), None)
+    if missing is not None:
+        return "failed", f"exit status 0, but the program ended before its tests did (the harness never wrote {missing!r})"
     return "passed", ""
 
 
@@ -197,7 +210,11 @@ def run_program(job, cfg, zyg):
     stdin = (
         memfd(job["stdin"].encode("utf-8", "surrogatepass"), "stdin") if job.get("stdin") else os.open(os.devnull, os.O_RDONLY)
     )
-    spec = {"file": job["file"], "steps": steps, **{k: job[k] for k in ("links", "dirs", "copies", "workdir") if k in job}}
+    spec = {
+        "file": job["file"],
+        "steps": steps,
+        **{k: job[k] for k in ("links", "dirs", "copies", "workdir", "harness") if k in job},
+    }
     try:
         zyg.start("steps", job["source"], cpu, wall, stdin, out_w, err_w, channel=rep_w, memory_bytes=memory, **spec)
     finally:

@@ -14,9 +14,14 @@ its own, under that step's limits:
 Build steps read ``/dev/null`` and write into a pipe read here (the head is
 kept, and a step that writes more than :data:`OUTPUT_LIMIT` is stopped); the
 last step, the run, gets the run's own standard streams, which the worker
-reads itself.  After each step one JSON line goes to the worker on the
-report descriptor: ``{"step", "how", "code", "signal", "cpu", "wall",
-"output"}``; a failed build step ends the recipe.
+reads itself.  A step with ``proof`` also gets, as descriptor 3, a pipe read
+here: the benchmark's harness (passatk's Go TestMain, Rust's wrapped tests;
+see :mod:`passatk.execute.languages`) writes there once the tests have
+returned, and what it wrote (at most :data:`PROOF_LIMIT` bytes, else the step
+is stopped) goes to the worker as the report's ``proof``.  After each step
+one JSON line goes to the worker on the report descriptor: ``{"step",
+"how", "code", "signal", "cpu", "wall", "output", "proof"}``; a failed build
+step ends the recipe.
 
 The report descriptor is closed in every child before it execs, and this
 process is not dumpable (inherited from the zygote), so the program can
@@ -28,7 +33,8 @@ error.  The worker decides; this process only says how each step ended.
 a fixed directory to build in instead of the run's (under bubblewrap, in the
 sandbox's own ``/tmp``: Go's build cache keys depend on it); ``links``,
 ``{name: target}`` symbolic links made beside it (a prepared toolchain cache,
-bound read-only); ``copies``, ``{name: file or directory}`` copied beside it; ``dirs``,
+bound read-only); ``copies``, ``{name: file or directory}`` copied beside it; ``harness``,
+``{name: text}`` written beside it; ``dirs``,
 directories to make; ``steps``, each with
 ``argv`` (``{file}`` is the program's path, ``{dir}`` the run's directory), ``env``, ``cpu``, ``wall``,
 ``memory_bytes`` (None: this process's limit) and ``phase`` ("build" or "run").
@@ -46,18 +52,23 @@ from . import supervise
 __all__ = ["OUTPUT_LIMIT", "run"]
 
 OUTPUT_LIMIT = 64 << 10  # bytes of a build step's output kept; past it the step is stopped
+PROOF_LIMIT = 64 << 10  # bytes a run may write on its proof descriptor; past it the run is stopped
+PROOF_FD = 3
 _REPORTED = 16 << 10  # bytes of it sent to the worker
 
 
-def _exec(step, path, stdin, stdout, stderr):
-    """In the step's child: own process group, its streams, its limits, then the command."""
+def _exec(step, path, stdin, stdout, stderr, proof=None):
+    """In the step's child: own process group, its streams (and proof descriptor), its limits, then the command."""
     try:
         os.setpgid(0, 0)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         os.dup2(stdin, 0)
         os.dup2(stdout, 1)
         os.dup2(stderr, 2)
-        os.closerange(3, 65536)
+        if proof is not None:
+            os.dup2(proof, PROOF_FD)
+            os.set_inheritable(PROOF_FD, True)  # dup2 onto itself keeps close-on-exec
+        os.closerange(3 if proof is None else PROOF_FD + 1, 65536)
         soft = int(math.ceil(step["cpu"])) + 1
         resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
         if step.get("memory_bytes"):
@@ -84,22 +95,27 @@ def _step(step, path, run_streams):
         out_r, out_w = os.pipe()
         devnull = os.open(os.devnull, os.O_RDONLY)
         streams = (devnull, out_w, out_w)
+    proof_r, proof_w = os.pipe() if step.get("proof") else (None, None)
     pid = os.fork()
     if pid == 0:
-        _exec(step, path, *streams)
+        _exec(step, path, *streams, proof=proof_w)
     if out_r is not None:
         for fd in streams[:2]:
             os.close(fd)
+    if proof_w is not None:
+        os.close(proof_w)
+    readers = [(out_r, OUTPUT_LIMIT, "head")] if out_r is not None else []
+    readers += [(proof_r, PROOF_LIMIT, "head")] if proof_r is not None else []
     try:
-        readers = [(out_r, OUTPUT_LIMIT, "head")] if out_r is not None else []
         outcome = supervise.supervise(pid, step["cpu"], step["wall"], readers)
     finally:
         try:
             os.killpg(pid, signal.SIGKILL)  # whatever the step left in its group
         except OSError:
             pass
-        if out_r is not None:
-            os.close(out_r)
+        for fd, _, _ in readers:
+            os.close(fd)
+    said = dict(zip((fd for fd, _, _ in readers), outcome.buffers))
     status = outcome.status
     exited = outcome.how == "exited" and os.WIFEXITED(status)
     return {
@@ -108,7 +124,8 @@ def _step(step, path, run_streams):
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
         "cpu": round(outcome.cpu, 4),
         "wall": round(outcome.wall, 4),
-        "output": outcome.buffers[0][:_REPORTED].decode("utf-8", "replace") if out_r is not None else "",
+        "output": said[out_r][:_REPORTED].decode("utf-8", "replace") if out_r is not None else "",
+        "proof": said[proof_r].decode("utf-8", "replace") if proof_r is not None else "",
     }
 
 
@@ -125,6 +142,9 @@ def run(source, report_fd, spec):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
         fh.write(source)
+    for name, text in spec.get("harness", {}).items():  # the harness's own files (Go: passatk's TestMain)
+        with open(os.path.join(cwd, name), "w", encoding="utf-8") as fh:
+            fh.write(text)
     for name, target in spec.get("links", {}).items():
         os.symlink(target, os.path.join(cwd, name))
     for name, original in spec.get("copies", {}).items():  # Go follows neither a linked go.mod nor a linked vendor/
