@@ -335,6 +335,59 @@ class TestVerify:
 
 
 # --------------------------------------------------------------------------- #
+# a request's own limits: within the server's, and said
+# --------------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def limited():
+    """A server with one worker, 512 MiB per run and at most 3 CPU seconds a request may ask for."""
+    srv = Server("--workers", "1", "--memory-mb", "512", "--timeout", "1", "--max-timeout", "3")
+    yield srv
+    srv.stop()
+
+
+class TestLimits:
+    def test_verify_clamps_the_tasks_limits(self, limited):
+        """/verify runs a task asking for 2 GiB and an hour under the server's 512 MiB and 3 s, and says so."""
+        tasks = [
+            {"source": "x = bytearray(1100 << 20)\n", "tests": "", "memory_mb": 2048, "timeout": 3},
+            {"source": "while True: pass", "tests": "", "timeout": 3600},
+            {"source": "def f(x): return x + 1", "tests": "assert f(1) == 2", "timeout": 2, "memory_mb": 256},
+        ]
+        start = time.monotonic()
+        big, slow, fine = httpx.post(limited.url + "/verify", json=tasks, timeout=60).json()
+        assert time.monotonic() - start < 30
+        assert big["status"] == "oom" and big["clamped"] == {"memory_mb": {"asked": 2048, "used": 512}}, big
+        assert slow["status"] == "timeout" and slow["clamped"] == {"timeout": {"asked": 3600, "used": 3.0}}, slow
+        assert fine["status"] == "passed" and "clamped" not in fine, fine
+
+    def test_run_code_clamps_the_requests_limits(self, limited):
+        """/run_code answers a run_timeout or memory_limit_MB over the server's with its own, named by the request's field."""
+        resp = run_code(limited.url, "while True: pass", run_timeout=10_000, memory_limit_MB=100_000)
+        assert resp["run_result"]["status"] == "TimeLimitExceeded", resp
+        assert resp["clamped"] == {
+            "run_timeout": {"asked": 10_000, "used": 3.0},
+            "memory_limit_MB": {"asked": 100_000, "used": 512},
+        }
+        assert "clamped" not in run_code(limited.url, "print(1)", run_timeout=2, memory_limit_MB=256)
+
+    def test_other_memory_limits_start_a_bounded_number_of_workers(self):
+        """Eight distinct memory_mb values: at most four pools of workers at once (the server's own among them)."""
+        srv = Server("--workers", "1", "--memory-mb", "512")
+        try:
+            task = {"source": "def f(x): return x + 1", "tests": "assert f(1) == 2"}
+            assert httpx.post(srv.url + "/verify", json=task, timeout=60).json()["passed"]
+            own = len(descendants(srv.proc.pid))  # the server's own pool (and any helper process)
+            for mb in range(64, 64 + 8 * 48, 48):
+                assert httpx.post(srv.url + "/verify", json={**task, "memory_mb": mb}, timeout=60).json()["passed"]
+            deadline = time.monotonic() + 10
+            while len(descendants(srv.proc.pid)) > 4 * own and time.monotonic() < deadline:
+                time.sleep(0.1)  # a pool closes in its own thread
+            assert len(descendants(srv.proc.pid)) <= 4 * own  # 9 pools before: 45 processes against 5
+        finally:
+            srv.stop()
+
+
+# --------------------------------------------------------------------------- #
 # bad requests, limits, auth
 # --------------------------------------------------------------------------- #
 GOOD = {"code": "print(1)", "language": "python"}
@@ -351,7 +404,6 @@ BAD_RUN_CODE = [
     ({**GOOD, "language": "rust", "fetch_files": ["a.txt"]}, 422, "fetch_files", "python only"),
     ({**GOOD, "run_timeout": -1}, 422, "run_timeout", "number of seconds"),
     ({**GOOD, "run_timeout": "ten"}, 422, "run_timeout", "number of seconds"),
-    ({**GOOD, "run_timeout": 10_000}, 422, "run_timeout", "number of seconds"),
     ({**GOOD, "compile_timeout": -3}, 422, "compile_timeout", "number of seconds"),
     ({**GOOD, "memory_limit_MB": "lots"}, 422, "memory_limit_MB", "integer"),
     ({**GOOD, "stdin": 7}, 422, "stdin", "string or null"),
@@ -560,18 +612,26 @@ def test_worker_killed_mid_load(server):
 
     answers, _ = _load(server.url, 32, 4, kill=kill)
     assert answers == {f"{c}-{i}": 1 for c in range(32) for i in range(4)}
+    for _ in range(20):  # (a worker whose zygote was killed as the load ended learns of it with its next run)
+        assert run_code(server.url, "print(2)")["status"] == "Success"
+        if victims[0] not in _workers(server):
+            break
     assert victims[0] not in _workers(server)
-    assert run_code(server.url, "print(2)")["status"] == "Success"
 
 
 def test_workers_stay_warm(server):
-    """Workers started at server start survive requests from many threads, spaced out (no PDEATHSIG surprise)."""
+    """Workers started at server start survive requests from many threads, spaced out (no PDEATHSIG surprise).
+
+    No worker is started meanwhile (one that died would be replaced); pools
+    for other memory limits, left by earlier tests, may close when idle.
+    """
     before = _workers(server)
     for _ in range(6):
         with ThreadPoolExecutor(3) as pool:
             list(pool.map(lambda _i: run_code(server.url, "print(1)"), range(3)))
         time.sleep(0.2)
-    assert _workers(server) == before
+    after = _workers(server)
+    assert after and set(after) <= set(before)
 
 
 def test_sigterm_drains():

@@ -285,6 +285,80 @@ class TestLifecycle:
         shared_verifier(workers=1, timeout=1.0).close()
 
 
+def _settle(count, at_most, seconds=10.0):
+    """``count()`` once it is at most ``at_most`` (pools close in their own threads), or its last value."""
+    deadline = time.monotonic() + seconds
+    while (n := count()) > at_most and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return n
+
+
+class TestLimits:
+    """A task's own limits stay within the Verifier's; workers for other memory limits are pooled, bounded, closed."""
+
+    def test_a_task_cannot_raise_its_memory_past_the_verifiers(self):
+        """A task asking for more memory than the Verifier's runs under the Verifier's, and the verdict says so."""
+        with Verifier(workers=1, memory_mb=256) as v:
+            big, small = v.verify(
+                [
+                    {"source": "x = bytearray(600 << 20)\n", "tests": "", "memory_mb": 4096},
+                    {"source": ADD, "tests": "assert f(1) == 2", "memory_mb": 128},
+                ]
+            )
+        assert big.status == "oom", big
+        assert big.clamped == {"memory_mb": {"asked": 4096, "used": 256}}
+        assert small.passed and small.clamped is None
+
+    def test_a_task_cannot_raise_its_time_past_the_maximum(self):
+        """A task's timeout (and a build's compile_timeout) over ``max_timeout`` is clamped to it, and said."""
+        with Verifier(workers=1, timeout=0.5, max_timeout=1.0) as v:
+            start = time.monotonic()
+            loop, quick = v.verify(
+                [
+                    {"source": "while True: pass", "tests": "", "timeout": 3600},
+                    {"source": ADD, "tests": "assert f(1) == 2", "timeout": 0.8},
+                ]
+            )
+            took = time.monotonic() - start
+            assert loop.status == "timeout" and loop.cpu < 2.0 and took < 10, (loop, took)
+            assert loop.clamped == {"timeout": {"asked": 3600, "used": 1.0}}
+            assert quick.passed and quick.clamped is None
+        with pytest.raises(ValueError, match="max_timeout"):
+            Verifier(timeout=5.0, max_timeout=2.0)
+
+    def test_a_build_cannot_raise_its_time_past_the_maximum(self):
+        """A ``run`` task's compile_timeout over ``max_timeout`` is clamped to it, and said."""
+        need("cpp")
+        with Verifier(workers=1, timeout=1.0, max_timeout=5.0) as v:
+            (built,) = v.verify([{"language": "cpp", "source": "int main() {}", "run": {"compile_timeout": 600}}])
+        assert built.passed and built.clamped == {"compile_timeout": {"asked": 600, "used": 5.0}}, built
+
+    def test_pools_for_other_memory_limits_are_bounded_and_closed_when_idle(self):
+        """Eight distinct memory limits start at most max_pools pools of workers; idle ones close, the Verifier's stays."""
+        with Verifier(workers=1, memory_mb=1024) as v:
+            v.pool_idle = 1.0
+            assert _one(v, {"source": ADD, "tests": "assert f(1) == 2"}).passed
+            own = _children()  # the Verifier's own pool: a worker and its zygote
+            for mb in range(64, 64 + 8 * 32, 32):
+                assert _one(v, {"source": ADD, "tests": "assert f(1) == 2", "memory_mb": mb}).passed
+                assert _children() <= 4 * own + 2  # (a pool being replaced may still be closing)
+            assert _settle(_children, 4 * own) <= 4 * own
+            assert _settle(_children, own) == own  # idle past pool_idle: only the Verifier's own pool is left
+            assert _one(v, {"source": ADD, "tests": "assert f(1) == 2", "memory_mb": 64}).passed  # and a new one starts
+
+    def test_when_every_pool_is_busy_a_larger_limit_serves(self):
+        """At the cap, with no pool idle, a task runs in the smallest pool whose limit is larger, and says so."""
+        with Verifier(workers=1, memory_mb=1024, max_pools=2) as v:
+            sleeper = threading.Thread(
+                target=lambda: v.verify([{"source": "import time\ntime.sleep(2)\n", "tests": "", "memory_mb": 256}])
+            )
+            sleeper.start()
+            time.sleep(0.5)
+            small = _one(v, {"source": ADD, "tests": "assert f(1) == 2", "memory_mb": 128})
+            sleeper.join()
+        assert small.passed and small.clamped == {"memory_mb": {"asked": 128, "used": 256}}, small
+
+
 class TestOtherLanguages:
     """Tasks in other languages, under SandboxFusion's names, built and run by the real toolchains in the sandbox."""
 

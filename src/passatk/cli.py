@@ -699,6 +699,9 @@ def serve_cmd(
     max_body: Annotated[int, typer.Option("--max-body", help="Largest request body in bytes; past it, 413.")] = 16 << 20,
     deadline: Annotated[float, typer.Option("--deadline", help="Wall seconds a request may take; past it, 504.")] = 300.0,
     timeout: Annotated[float, typer.Option("--timeout", help="Default CPU seconds of one run.")] = 10.0,
+    max_timeout: Annotated[
+        float, typer.Option("--max-timeout", help="Most CPU seconds a request may ask for; more is clamped.")
+    ] = 120.0,
     memory_mb: Annotated[int, typer.Option("--memory-mb", help="Default and largest memory of one run, MiB.")] = 4096,
 ) -> None:
     """Serve the sandbox over HTTP: SandboxFusion's /run_code, passatk's /verify, /metrics (SIGTERM drains, then exits)."""
@@ -711,7 +714,7 @@ def serve_cmd(
         fail("--max-queue, --max-body and --deadline must be positive.")
     opts = ServeOptions(
         host=host, port=port, workers=workers, token=token, insecure=insecure, max_queue=max_queue,
-        max_body=max_body, deadline=deadline, timeout=timeout, memory_mb=memory_mb,
+        max_body=max_body, deadline=deadline, timeout=timeout, max_timeout=max_timeout, memory_mb=memory_mb,
     )  # fmt: skip
     try:
         serve(opts, ready=lambda h, p: typer.echo(f"passatk serve: listening on http://{h}:{p}", err=True))

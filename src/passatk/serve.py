@@ -26,7 +26,10 @@ Endpoints
 
 Limits: a request-size limit (413), a bounded queue (503 with ``Retry-After``
 when full), a hard deadline on every request (504; veRL's client retries on
-504), bearer authentication with ``token``.  Errors are JSON:
+504), bearer authentication with ``token``.  A request's own limits
+(``run_timeout``, ``compile_timeout``, ``memory_limit_MB``; a task's
+``timeout`` and ``memory_mb``) above the server's are clamped to them, and
+the answer's ``clamped`` names each, ``{"asked": ..., "used": ...}``.  Errors are JSON:
 ``{"error": message, "field": name, "detail": [{"loc": [...], "msg": ...}]}``
 (``detail`` in FastAPI's shape, which SandboxFusion's clients know).
 
@@ -54,7 +57,7 @@ from dataclasses import dataclass
 from passatk import _json
 from passatk.execute import languages
 from passatk.execute.sandbox import SandboxError
-from passatk.execute.verifier import Verifier, task_job
+from passatk.execute.verifier import Verifier, _clamp_limits, task_job
 
 __all__ = ["SANDBOXFUSION_LANGUAGES", "ServeOptions", "check_bind", "create_app", "serve"]
 
@@ -105,9 +108,11 @@ class ServeOptions:
         Default CPU seconds of one run (``/run_code``'s ``run_timeout`` and a
         task's ``timeout`` override it, up to ``max_timeout``).
     max_timeout : float
+        The most CPU seconds a request may ask for (``run_timeout``,
+        ``compile_timeout``, a task's ``timeout``); more is clamped to it.
     memory_mb : int or None
         Default and largest address-space limit of one run; ``memory_limit_MB``
-        may ask for less.
+        (or a task's ``memory_mb``) may ask for less, and more is clamped.
     wall_factor : float
         Sleeping programs stop at ``timeout * wall_factor + 1`` wall seconds.
     """
@@ -229,13 +234,14 @@ async def _read_json(request, max_body: int):
         raise _HTTPError(400, f"malformed JSON: {exc}", "body") from None
 
 
-def _number(body, name, default, low, high):
+def _seconds(body, name, default):
+    """A positive number of seconds from the request (what is above the server's maximum is clamped later)."""
     value = body.get(name, default)
     if value is None:
         value = default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not low < value <= high:
-        raise _HTTPError(422, f"`{name}` must be a number of seconds in ({low:g}, {high:g}]; got {value!r}.", name)
-    return float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not value > 0:
+        raise _HTTPError(422, f"`{name}` must be a positive number of seconds; got {value!r}.", name)
+    return value
 
 
 def _field_of(message: str) -> str | None:
@@ -251,7 +257,8 @@ def _memory(body, ceiling: int | None) -> int | None:
     """The run's memory limit: the server's unless ``memory_limit_MB`` asks for less.
 
     Rounded up to a power of two (at least 64 MiB), since each distinct limit
-    gets warm workers of its own.
+    gets warm workers of its own; more than the server's is left as asked,
+    for the Verifier to clamp (and say so).
     """
     value = body.get("memory_limit_MB", -1)
     if value is None:
@@ -262,6 +269,8 @@ def _memory(body, ceiling: int | None) -> int | None:
         )
     if value <= 0:
         return None
+    if ceiling is not None and value > ceiling:
+        return value
     rounded = 1 << max(6, math.ceil(math.log2(value)))
     if ceiling is not None and rounded >= ceiling:
         return None
@@ -291,8 +300,8 @@ def _run_code_task(body, opts: ServeOptions) -> dict:
     stdin = body.get("stdin")
     if stdin is not None and not isinstance(stdin, str):
         raise _HTTPError(422, f"`stdin` must be a string or null; got {type(stdin).__name__}.", "stdin")
-    compile_timeout = _number(body, "compile_timeout", 10.0, 0.0, 3600.0)  # CPU seconds of the build
-    run_timeout = _number(body, "run_timeout", opts.timeout, 0.0, opts.max_timeout)
+    compile_timeout = _seconds(body, "compile_timeout", min(10.0, opts.max_timeout))  # CPU seconds of the build
+    run_timeout = _seconds(body, "run_timeout", opts.timeout)
     files = body.get("files") or {}
     if not isinstance(files, Mapping) or not all(isinstance(v, (str, type(None))) for v in files.values()):
         raise _HTTPError(422, "`files` must be an object of file path -> base64 content (or null).", "files")
@@ -313,8 +322,8 @@ def _run_code_task(body, opts: ServeOptions) -> dict:
     memory = _memory(body, opts.memory_mb)
     if memory is not None:
         task["memory_mb"] = memory
-    try:
-        task_job(task)  # the paths and the base64, checked as the Verifier checks them
+    try:  # the paths and the base64, checked as the Verifier checks them
+        task_job(_clamp_limits(task, max_timeout=opts.max_timeout, max_memory_mb=opts.memory_mb)[0])
     except (ValueError, TypeError) as exc:
         field = "fetch_files" if "['fetch_files']" in str(exc) else "files" if "['files']" in str(exc) else None
         raise _HTTPError(422, str(exc).replace("tasks[0]['run']", "the request"), field) from None
@@ -333,6 +342,10 @@ def _command_result(how, code, wall, stdout, stderr) -> dict:
     }
 
 
+#: The request's name for each limit a verdict's ``clamped`` names.
+_REQUEST_FIELDS = {"timeout": "run_timeout", "compile_timeout": "compile_timeout", "memory_mb": "memory_limit_MB"}
+
+
 def _run_code_response(verdict) -> dict:
     """SandboxFusion's RunCodeResponse for the verdict of a ``run`` task.
 
@@ -340,8 +353,17 @@ def _run_code_response(verdict) -> dict:
     streams, as ``stderr``, the exit status of the step that ended it, the
     wall seconds of all build steps.  The run comes only after a build that
     succeeded, as in SandboxFusion; its ``execution_time`` is the rest of the
-    wall time.
+    wall time.  Limits asked for above the server's add ``clamped``, keyed by
+    the request's field names (``run_timeout``, ``compile_timeout``,
+    ``memory_limit_MB``).
     """
+    response = _sandboxfusion_response(verdict)
+    if verdict.clamped:
+        response["clamped"] = {_REQUEST_FIELDS.get(k, k): v for k, v in verdict.clamped.items()}
+    return response
+
+
+def _sandboxfusion_response(verdict) -> dict:
     out = verdict.output
     if out is None:  # the sandbox failed, or the program kept killing its worker
         message = verdict.detail or verdict.status
@@ -384,6 +406,8 @@ def _verdict_record(verdict) -> dict:
     }
     if verdict.output is not None:
         record["output"] = verdict.output
+    if verdict.clamped is not None:
+        record["clamped"] = verdict.clamped
     return record
 
 
@@ -568,7 +592,10 @@ def serve(options: ServeOptions | None = None, *, ready=None) -> None:
     check_bind(opts.host, opts.token, opts.insecure)
     # Made and started here, on the main thread, before the server: the workers are forked by the
     # Verifier's dispatcher thread, which lives until close() (see the module's note on PDEATHSIG).
-    verifier = Verifier(workers=opts.workers, timeout=opts.timeout, memory_mb=opts.memory_mb, wall_factor=opts.wall_factor)
+    verifier = Verifier(
+        workers=opts.workers, timeout=opts.timeout, memory_mb=opts.memory_mb, wall_factor=opts.wall_factor,
+        max_timeout=opts.max_timeout,
+    )  # fmt: skip
     try:
         verifier.start()
         app = create_app(verifier, opts)

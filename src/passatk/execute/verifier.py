@@ -16,7 +16,8 @@ Tasks are plain dicts (or :class:`Task`)::
     {"source": program, "run": {"stdin": "1 2"}}       # no tests: Verdict.output has stdout, stderr, return_code
 
 with optional ``timeout``, ``memory_mb``, ``rule`` (how outputs are compared)
-and ``language``.  Other languages than Python take SandboxFusion's names
+and ``language``; a task's own limits stay within the Verifier's (larger ones
+are clamped, and the verdict's ``clamped`` says so).  Other languages than Python take SandboxFusion's names
 (``cpp``, ``java``, ``nodejs``, ``typescript``, ``go``, ``go_test``, ``rust``, ...,
 or any name :func:`passatk.execute.languages.resolve` knows) with ``run``
 (built if compiled, then run; ``Verdict.output`` also has the build's
@@ -33,6 +34,7 @@ import atexit
 import base64
 import binascii
 import json
+import math
 import os
 import re
 import selectors
@@ -101,10 +103,13 @@ class Task:
         fails is ``compile_error``; a toolchain not installed here raises
         :class:`~passatk.execute.languages.ToolchainMissing` naming the package.
     timeout : float, optional
-        CPU seconds for this task instead of the Verifier's.
+        CPU seconds for this task instead of the Verifier's, up to its
+        ``max_timeout`` (more is clamped to it, as is ``run``'s
+        ``compile_timeout``; the verdict's ``clamped`` names what was).
     memory_mb : int, optional
-        Address-space limit for this task instead of the Verifier's (tasks with
-        a limit of their own run on workers of their own).
+        Address-space limit for this task instead of the Verifier's, up to the
+        Verifier's (more is clamped to it).  Tasks with a limit of their own
+        run on a pool of workers of their own (see the Verifier's ``max_pools``).
     rule : {"livecodebench", "apps", "lines"}, optional
         How outputs are compared (see :mod:`passatk.execute._worker.outputs`);
         default ``"lines"`` for ``stdio``, ``"livecodebench"`` (Python ``==``,
@@ -370,6 +375,41 @@ def task_job(task: Mapping | Task, *, timeout: float = 3.0, all_cases: bool = Tr
     return job
 
 
+def _is_seconds(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _clamp_limits(task, index: int = 0, *, max_timeout: float, max_memory_mb: int | None) -> tuple:
+    """``(task, clamped)``: the task with its own limits brought within the maxima, and what was changed.
+
+    ``clamped`` is ``{name: {"asked": value, "used": value}}`` for ``timeout``,
+    ``run``'s ``compile_timeout`` and ``memory_mb``, or None.  ``memory_mb`` is
+    checked here (an integer >= 64); other malformed values are left as they
+    are, for :func:`task_job` to name.
+    """
+    if isinstance(task, Task):
+        task = task.to_dict()
+    if not isinstance(task, Mapping):
+        return task, None
+    clamped = {}
+    own = task.get("timeout")
+    if _is_seconds(own) and own > max_timeout:
+        clamped["timeout"] = {"asked": own, "used": max_timeout}
+        task = {**task, "timeout": max_timeout}
+    run = task.get("run")
+    build = run.get("compile_timeout") if isinstance(run, Mapping) else None
+    if _is_seconds(build) and build > max_timeout:
+        clamped["compile_timeout"] = {"asked": build, "used": max_timeout}
+        task = {**task, "run": {**run, "compile_timeout": max_timeout}}
+    memory = task.get("memory_mb")
+    if memory is not None and (isinstance(memory, bool) or not isinstance(memory, int) or memory < 64):
+        raise ValueError(f"tasks[{index}]['memory_mb'] must be an integer >= 64; got {memory!r}.")
+    if memory is not None and max_memory_mb is not None and memory > max_memory_mb:
+        clamped["memory_mb"] = {"asked": memory, "used": max_memory_mb}
+        task = {**task, "memory_mb": max_memory_mb}
+    return task, clamped or None
+
+
 # --------------------------------------------------------------------------- #
 # one pool, fed from any thread
 # --------------------------------------------------------------------------- #
@@ -413,17 +453,34 @@ class _ServingPool(LocalPool):
 
 
 class _Lane:
-    """One pool of warm workers under one set of limits, and the thread that feeds it."""
+    """One pool of warm workers under one set of limits, and the thread that feeds it.
 
-    def __init__(self, sandbox: Sandbox, limits: Limits, workers: int | None):
-        self.limits = limits
+    With ``idle_after``, a lane that has had nothing to do for that many
+    seconds asks ``on_idle(lane)`` whether to end; True ends it (its thread
+    stops the workers and goes).
+    """
+
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        limits: Limits,
+        workers: int | None,
+        *,
+        key=None,
+        idle_after: float | None = None,
+        on_idle=None,
+    ):
+        self.limits, self.key, self.idle_after, self._on_idle = limits, key, idle_after, on_idle
         self.pool = _ServingPool(sandbox, limits, workers)
         self.pool._emit = self._on_verdict
         self._lock = threading.Lock()
         self._queue: list[dict] = []
         self._waiters: dict[str, list[Future]] = {}
         self._closing = False
+        self._idle_since: float | None = time.monotonic()
+        self.last_used = time.monotonic()
         self._wake_r, self._wake_w = os.pipe()
+        self._fds_open = True
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._thread = threading.Thread(target=self._serve, name="passatk-verifier", daemon=True)
@@ -446,14 +503,30 @@ class _Lane:
                     waiting.append(fut)
                 futures.append(fut)
             self._queue.extend(new)
+            if futures:
+                self._idle_since, self.last_used = None, time.monotonic()
         self._wake()
         return futures
 
     def _wake(self) -> None:
-        try:
-            os.write(self._wake_w, b".")
-        except (BlockingIOError, OSError):
-            pass  # a wake-up is pending already (or the lane is closed)
+        with self._lock:
+            if not self._fds_open:
+                return
+            try:
+                os.write(self._wake_w, b".")
+            except (BlockingIOError, OSError):
+                pass  # a wake-up is pending already
+
+    def idle_for(self) -> float | None:
+        """Seconds since the lane last had a job waiting or running; None while it has one."""
+        with self._lock:
+            return None if self._idle_since is None else time.monotonic() - self._idle_since
+
+    def retire(self) -> None:
+        """End the lane from any thread, without waiting: its own thread stops the workers (the Verifier's lock held)."""
+        with self._lock:
+            self._closing = True
+        self._wake()
 
     def close(self) -> None:
         with self._lock:
@@ -461,11 +534,26 @@ class _Lane:
         self._wake()
         if self._thread is not threading.current_thread():
             self._thread.join(timeout=30)
+
+    def _close_fds(self) -> None:
+        with self._lock:
+            if not self._fds_open:
+                return
+            self._fds_open = False
         for fd in (self._wake_r, self._wake_w):
             try:
                 os.close(fd)
             except OSError:
                 pass
+
+    def _select_timeout(self) -> float | None:
+        """How long the dispatcher may wait for events: until the lane has been idle ``idle_after`` seconds."""
+        if self._on_idle is None:
+            return None
+        with self._lock:
+            if self._idle_since is None:
+                return None
+            return max(0.01, self._idle_since + self.idle_after - time.monotonic())
 
     def abandon(self) -> None:
         """In a forked child: let go of the parent's workers without stopping them."""
@@ -477,6 +565,7 @@ class _Lane:
                     pass
             worker.proc.returncode = worker.zygote.returncode = 0  # not ours to wait for
         self.pool._workers.clear()
+        self._fds_open = False  # (not under the lock: another thread of the parent may have held it at the fork)
         for fd in (self._wake_r, self._wake_w):
             try:
                 os.close(fd)
@@ -487,6 +576,8 @@ class _Lane:
     def _on_verdict(self, verdict: Verdict) -> None:
         with self._lock:
             waiting = self._waiters.pop(verdict.key, [])
+            if not self._waiters:
+                self._idle_since = time.monotonic()
         for fut in waiting:
             if fut.set_running_or_notify_cancel():
                 fut.set_result(verdict)
@@ -496,6 +587,7 @@ class _Lane:
             waiting = [f for fs in self._waiters.values() for f in fs]
             self._waiters.clear()
             self._queue.clear()
+            self._idle_since = time.monotonic()
         for fut in waiting:
             if fut.set_running_or_notify_cancel():
                 fut.set_exception(exc)
@@ -512,7 +604,10 @@ class _Lane:
         try:
             while True:
                 try:
-                    for key, _ in sel.select():
+                    ready = sel.select(self._select_timeout())
+                    if not ready and self._on_idle is not None and self._on_idle(self):
+                        return  # idle long enough: the Verifier let this lane go
+                    for key, _ in ready:
                         if key.data is None:
                             try:
                                 while os.read(self._wake_r, 4096):
@@ -548,6 +643,7 @@ class _Lane:
                 pass
             pool.close()
             self._fail_all(SandboxError("this Verifier was closed while the program was waiting to run."))
+            self._close_fds()
 
 
 # --------------------------------------------------------------------------- #
@@ -583,7 +679,8 @@ class Verifier:
         ends the task).  A program that loops costs one timeout.  Sleeping or
         blocked programs are stopped at ``timeout * wall_factor + 1`` wall seconds.
     memory_mb : int or None, default 2048
-        Address-space limit per run.
+        Address-space limit per run, and the largest a task may ask for (its
+        own ``memory_mb`` above it is clamped to it).
     wall_factor : float, default 10.0
     sandbox : {"auto", "bwrap", "process"} or Sandbox, default "auto"
         As for :func:`passatk.evaluate`: bubblewrap where it works, else plain
@@ -597,6 +694,19 @@ class Verifier:
         ``Verdict.pass_fraction`` is the share of cases passed.  A wrong
         program then costs the rest of its cases; with False, ``pass_fraction``
         is 1.0 for a pass and 0.0 otherwise.
+    max_timeout : float, optional
+        The most CPU seconds a task may ask for (its ``timeout``, ``run``'s
+        ``compile_timeout``); more is clamped to it.  Default: 60, or
+        ``timeout`` when that is more.
+    max_pools : int, default 4
+        Pools of ``workers`` warm workers at once, the Verifier's own among
+        them: tasks with a memory limit of their own run on a pool for that
+        limit.  A limit without a pool takes the place of the pool idle the
+        longest; when none is idle it runs on the pool with the next larger
+        limit (the verdict's ``clamped`` says so).
+    pool_idle : float, default 30.0
+        Seconds after which a pool for another memory limit than the
+        Verifier's, with nothing to do, stops its workers.
 
     Examples
     --------
@@ -617,12 +727,26 @@ class Verifier:
         binds: Sequence[str] = (),
         site_packages: bool = True,
         pass_fractions: bool = True,
+        max_timeout: float | None = None,
+        max_pools: int = 4,
+        pool_idle: float = 30.0,
     ):
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
             raise ValueError(f"`workers` must be an integer >= 1; got workers={workers!r}.")
         Limits(timeout=timeout, memory_mb=memory_mb, wall_factor=wall_factor)  # checks them
         if isinstance(binds, str):
             raise TypeError("`binds` must be a sequence of paths, not one string.")
+        if max_timeout is None:
+            max_timeout = max(float(timeout), 60.0)
+        if not _is_seconds(max_timeout) or not timeout <= max_timeout <= 3600:
+            raise ValueError(
+                f"`max_timeout` must be CPU seconds in [timeout, 3600]; got max_timeout={max_timeout!r} with timeout={timeout!r}."
+            )
+        if isinstance(max_pools, bool) or not isinstance(max_pools, int) or max_pools < 1:
+            raise ValueError(f"`max_pools` must be an integer >= 1; got max_pools={max_pools!r}.")
+        if not _is_seconds(pool_idle) or not pool_idle > 0:
+            raise ValueError(f"`pool_idle` must be a positive number of seconds; got pool_idle={pool_idle!r}.")
+        self.max_timeout, self.max_pools, self.pool_idle = float(max_timeout), max_pools, float(pool_idle)
         self.workers, self.timeout, self.memory_mb, self.wall_factor = workers, float(timeout), memory_mb, float(wall_factor)
         self.sandbox, self.binds, self.site_packages, self.pass_fractions = (
             sandbox,
@@ -656,44 +780,74 @@ class Verifier:
             self._plan = plan_sandbox(self.sandbox, binds, site_packages=self.site_packages)
         return self._plan
 
-    def _lane(self, memory_mb) -> _Lane:
-        with self._lock:
-            if self._closed:
-                raise SandboxError("this Verifier is closed.")
-            if self._pid != os.getpid():  # a forked child: the parent's workers and thread are not ours
-                for lane in self._lanes.values():
-                    lane.abandon()
-                self._lanes, self._pid = {}, os.getpid()
-            memory_mb = self.memory_mb if memory_mb is None else memory_mb
-            lane = self._lanes.get(memory_mb)
-            if lane is None:
-                limits = Limits(timeout=self.timeout, memory_mb=memory_mb, wall_factor=self.wall_factor)
-                lane = self._lanes[memory_mb] = _Lane(self._plan_locked(), limits, self.workers)
-            return lane
+    def _lane_locked(self, memory_mb):
+        """The lane for tasks asking ``memory_mb`` (None: the Verifier's own), and the limit it runs them under."""
+        if self._closed:
+            raise SandboxError("this Verifier is closed.")
+        if self._pid != os.getpid():  # a forked child: the parent's workers and thread are not ours
+            for lane in self._lanes.values():
+                lane.abandon()
+            self._lanes, self._pid = {}, os.getpid()
+        own = self.memory_mb
+        key = own if memory_mb is None else memory_mb
+        lane = self._lanes.get(key)
+        if lane is None and key != own and sum(k != own for k in self._lanes) >= self.max_pools - 1:
+            idle = [(ln.last_used, k) for k, ln in self._lanes.items() if k != own and ln.idle_for() is not None]
+            if idle:  # its place goes to this limit
+                self._lanes.pop(min(idle)[1]).retire()
+            else:  # every pool busy: the one with the next larger limit (or the Verifier's own, never smaller)
+                larger = [k for k in self._lanes if k is None or k >= key]
+                key = min(larger, key=lambda k: math.inf if k is None else k) if larger else own
+                lane = self._lanes.get(key)
+        if lane is None:
+            limits = Limits(timeout=self.timeout, memory_mb=key, wall_factor=self.wall_factor)
+            other = key != own
+            lane = self._lanes[key] = _Lane(
+                self._plan_locked(), limits, self.workers, key=key,
+                idle_after=self.pool_idle if other else None, on_idle=self._retire_idle if other else None,
+            )  # fmt: skip
+        return lane, key
 
-    def _submit(self, tasks) -> list[Future]:
+    def _retire_idle(self, lane: _Lane) -> bool:
+        """From a lane's own thread: let it go if it is still this limit's lane and idle long enough."""
+        with self._lock:
+            if self._lanes.get(lane.key) is not lane:
+                return False  # let go already (its wake-up is on its way)
+            idle = lane.idle_for()
+            if idle is None or idle < lane.idle_after:
+                return False
+            del self._lanes[lane.key]
+            lane.retire()
+            return True
+
+    def _submit(self, tasks) -> list[tuple[Future, dict | None]]:
+        """A future and the limits clamped (or None) per task."""
         if isinstance(tasks, (Mapping, Task, str)):
             raise TypeError("`tasks` must be a sequence of tasks; for one task use [task] or averify(task).")
         tasks = list(tasks)
-        by_lane: dict[int | None, list[tuple[int, dict]]] = {}
+        by_lane: dict[int | None, list[tuple[int, dict, dict | None]]] = {}
         for i, task in enumerate(tasks):
+            task, clamped = _clamp_limits(task, i, max_timeout=self.max_timeout, max_memory_mb=self.memory_mb)
             job = task_job(task, timeout=self.timeout, all_cases=self.pass_fractions, index=i)
-            memory = task.memory_mb if isinstance(task, Task) else task.get("memory_mb")
-            if memory is not None and (isinstance(memory, bool) or not isinstance(memory, int) or memory < 64):
-                raise ValueError(f"tasks[{i}]['memory_mb'] must be an integer >= 64; got {memory!r}.")
-            by_lane.setdefault(memory, []).append((i, job))
-        futures: list = [None] * len(tasks)
-        for memory, items in by_lane.items():
-            lane = self._lane(memory)
-            jobs = [{**job, "key": job_key(job, lane.limits)} for _, job in items]
-            for (i, _), fut in zip(items, lane.submit(jobs)):
-                futures[i] = fut
-        return futures
+            memory = task.get("memory_mb")
+            by_lane.setdefault(None if memory == self.memory_mb else memory, []).append((i, job, clamped))
+        out: list = [None] * len(tasks)
+        with self._lock:  # found and fed under one lock: a lane let go for idleness takes no more jobs
+            for memory, items in by_lane.items():
+                lane, used = self._lane_locked(memory)
+                jobs = [{**job, "key": job_key(job, lane.limits)} for _, job, _ in items]
+                for (i, _, clamped), fut in zip(items, lane.submit(jobs)):
+                    if memory is not None and used != memory:
+                        clamped = {**(clamped or {}), "memory_mb": {"asked": memory, "used": used}}
+                    out[i] = (fut, clamped)
+        return out
 
     @staticmethod
-    def _finish(verdict: Verdict) -> Verdict:
+    def _finish(verdict: Verdict, clamped: dict | None = None) -> Verdict:
         if verdict.pass_fraction is None:
             verdict = replace(verdict, pass_fraction=1.0 if verdict.passed else 0.0)
+        if clamped is not None:
+            verdict = replace(verdict, clamped=clamped)
         return verdict
 
     # -------------------------------------------------------------------- API
@@ -729,18 +883,18 @@ class Verifier:
         SandboxError
             When the sandbox cannot run programs at all.
         """
-        return [self._finish(f.result()) for f in self._submit(tasks)]
+        return [self._finish(f.result(), clamped) for f, clamped in self._submit(tasks)]
 
     async def averify(self, task: Mapping | Task) -> Verdict:
         """:meth:`verify` of one task, awaited without blocking the event loop."""
-        (fut,) = self._submit([task])
-        return self._finish(await asyncio.wrap_future(fut))
+        ((fut, clamped),) = self._submit([task])
+        return self._finish(await asyncio.wrap_future(fut), clamped)
 
     async def averify_batch(self, tasks: Iterable[Mapping | Task]) -> list[Verdict]:
         """:meth:`verify` of a batch, awaited without blocking the event loop."""
-        futures = self._submit(tasks)
-        done = await asyncio.gather(*(asyncio.wrap_future(f) for f in futures))
-        return [self._finish(v) for v in done]
+        submitted = self._submit(tasks)
+        done = await asyncio.gather(*(asyncio.wrap_future(f) for f, _ in submitted))
+        return [self._finish(v, clamped) for v, (_, clamped) in zip(done, submitted)]
 
     def close(self) -> None:
         """Stop the workers; calls still waiting get a SandboxError.  Closing twice is fine."""

@@ -34,6 +34,13 @@ class Verdict:
     output : dict or None
         What a ``run`` job's program printed (``stdout``, ``stderr``,
         ``return_code``, ``files``; see :mod:`.rawrun`); None for judged jobs.
+    clamped : dict or None
+        The task's own limits that were not used as asked, each as
+        ``{name: {"asked": value, "used": value}}`` (``timeout``,
+        ``compile_timeout``, ``memory_mb``): above the maximum of the
+        :class:`~passatk.execute.verifier.Verifier` or ``passatk serve``
+        (clamped to it), or a memory limit served by a pool of workers with a
+        larger one; None when every limit was used as asked.
     """
 
     key: str
@@ -43,6 +50,7 @@ class Verdict:
     wall: float = 0.0
     pass_fraction: float | None = None
     output: dict | None = field(default=None, repr=False, hash=False)
+    clamped: dict | None = field(default=None, hash=False)
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -64,6 +72,8 @@ class Verdict:
             out["pass_fraction"] = self.pass_fraction
         if self.output is not None:
             out["output"] = self.output
+        if self.clamped is not None:
+            out["clamped"] = self.clamped
         return out
 
     @classmethod
@@ -78,4 +88,5 @@ class Verdict:
             float(data.get("wall", 0.0)),
             None if fraction is None else float(fraction),
             data.get("output"),
+            data.get("clamped"),
         )
