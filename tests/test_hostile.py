@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import tempfile
 import time
@@ -225,8 +226,14 @@ def test_tmp_is_private_between_samples():
         # a directory in /tmp with a file in it, and /tmp's times put back
         "st = os.stat('/tmp')\nos.mkdir('/tmp/left-behind')\nopen('/tmp/left-behind/f', 'w').write('x')\n"
         "os.utime('/tmp', ns=(st.st_atime_ns, st.st_mtime_ns))\n",
+        # a directory in /tmp with a file in it, closed (mode 0) even to its owner, the zygote
+        "os.mkdir('/tmp/left-behind')\nopen('/tmp/left-behind/f', 'w').write('x')\nos.chmod('/tmp/left-behind', 0)\n",
+        # /tmp itself closed, and the directories that lead to the run's
+        "open('/tmp/left-here', 'w').write('x')\nos.chmod('/tmp', 0)\n",
+        "open('left-behind', 'w').write('x')\nos.chmod('..', 0)\nos.chmod('.', 0)\n",
     ],
-    ids=["tmp-times-restored", "cwd-times-restored", "cwd-replaced", "tmp-dir-times-restored"],
+    ids=["tmp-times-restored", "cwd-times-restored", "cwd-replaced", "tmp-dir-times-restored"]
+    + ["tmp-dir-closed", "tmp-closed", "cwd-closed"],
 )
 def test_what_a_run_hides_is_still_wiped(hide):
     """A run that covers its tracks (times put back, its directory replaced) is still wiped before the next.
@@ -237,7 +244,10 @@ def test_what_a_run_hides_is_still_wiped(hide):
     change time cannot be put back), so every run must find nothing.
     """
     plan = _plan("bwrap")
-    check = "import os\nassert not os.path.exists('/tmp/left-behind') and os.listdir('.') == [], (os.listdir('/tmp'), os.listdir('.'))\n"
+    check = (
+        "import os\nassert not [f for f in os.listdir('/tmp') if f.startswith('left')] and os.listdir('.') == [], "
+        "(os.listdir('/tmp'), os.listdir('.'))\n"
+    )
     jobs = [{"key": str(i), "kind": "python", "source": check + hide} for i in range(3)]
     with SandboxedWorker(plan, Limits(timeout=1)) as w:
         assert [(v.status, v.detail) for v in w.run_batch(jobs)] == [("passed", "")] * 3
@@ -348,3 +358,77 @@ class TestForgedEquality:
         through objects it made come back to the judge as the values they stand for."""
         (verdict,) = _run_with_tests(plan, [HONEST], HONEST_TESTS)
         assert verdict.status == "passed", verdict
+
+
+# What one run leaves in /dev/shm, in /dev itself and in the IPC namespace (System V shared memory,
+# semaphores and message queues; a POSIX message queue), each hidden as well as a program can.
+_IPC = "import ctypes, os\nlibc = ctypes.CDLL(None)\nKEY, NAME = {key}, b'/passatk-left-{key}'\n"
+LEAVE_IPC = _IPC + (
+    "st = os.stat('/dev/shm')\n"
+    "open('/dev/shm/left-{key}', 'w').write('secret')\n"
+    "os.utime('/dev/shm', ns=(st.st_atime_ns, st.st_mtime_ns))\n"
+    "assert libc.shmget(KEY, 4096, 0o1666) >= 0 and libc.semget(KEY, 1, 0o1666) >= 0 and libc.msgget(KEY, 0o1666) >= 0\n"
+    "libc.mq_open(NAME, os.O_CREAT | os.O_RDWR, 0o600, None)  # refused is fine: then it cannot be left\n"
+    "os.makedirs('/dev/shm/left-d-{key}/e')\nopen('/dev/shm/left-d-{key}/e/f', 'w').write('secret')\n"
+    "os.chmod('/dev/shm/left-d-{key}', 0)  # closed even to its owner\n"
+)
+LEAVE_DEV = (  # refused is fine
+    "try:\n    open('/dev/left-{key}', 'w').write('secret')\nexcept OSError:\n    pass\n"
+    "try:\n    os.unlink('/dev/stdin')\n    os.symlink('/dev/shm/left-{key}', '/dev/stdin')\nexcept OSError:\n    pass\n"
+)
+FIND_IPC = _IPC + (
+    "found = [f for f in os.listdir('/dev/shm') if 'left' in f]\n"
+    "found += [k for k, get in (('shm', libc.shmget), ('sem', libc.semget), ('msg', libc.msgget)) if get(KEY, 0, 0) >= 0]\n"
+    "found += ['mqueue'] if libc.mq_open(NAME, os.O_RDWR) >= 0 else []\n"
+    "assert not found, found\n"
+)
+FIND_DEV = (
+    "assert not os.path.lexists('/dev/left-{key}'), os.listdir('/dev')\n"
+    "assert os.readlink('/dev/stdin') == '/proc/self/fd/0', os.readlink('/dev/stdin')\n"
+)
+
+
+def _remove_host_ipc(key: int) -> None:
+    """Outside bubblewrap, what an unfixed worker left in this machine's /dev/shm and IPC namespace."""
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    for get, ctl in ((libc.shmget, libc.shmctl), (libc.msgget, libc.msgctl)):
+        ident = get(key, 0, 0)
+        if ident >= 0:
+            ctl(ident, 0, None)  # IPC_RMID
+    ident = libc.semget(key, 0, 0)
+    if ident >= 0:
+        libc.semctl(ident, 0, 0)
+    libc.mq_unlink(f"/passatk-left-{key}".encode())
+    Path(f"/dev/shm/left-{key}").unlink(missing_ok=True)
+    closed = Path(f"/dev/shm/left-d-{key}")
+    if closed.exists():
+        closed.chmod(0o700)
+        shutil.rmtree(closed)
+
+
+def test_dev_shm_and_ipc_are_private_between_runs(plan):
+    """Nothing a run leaves in /dev/shm, /dev or the IPC namespace is there for the next run of the same worker.
+
+    The first run writes a file in /dev/shm (and puts its directory's times
+    back) and one in a directory there that it closes (mode 0), makes a System
+    V shared memory segment, semaphore set and message queue and tries a POSIX
+    message queue; the second looks for each.  Under bubblewrap the first also
+    tries to write in /dev and to replace /dev/stdin.
+    """
+    key = 0x5E000000 + os.getpid() % 0xFFFFF
+    leave, find = LEAVE_IPC.format(key=key), FIND_IPC.format(key=key)
+    if plan.mode == "bwrap":
+        leave, find = leave + LEAVE_DEV.format(key=key), find + FIND_DEV.format(key=key)
+    jobs = [{"key": "leave", "kind": "python", "source": leave}, {"key": "find", "kind": "python", "source": find}]
+    try:
+        with SandboxedWorker(plan, Limits(timeout=2)) as w:
+            if plan.mode == "process" and not w.info.get("own_pid_namespace"):
+                pytest.skip("no namespaces can be made here: the IPC namespace is the machine's (see the sandbox warning)")
+            verdicts = list(w.run_batch(jobs))
+            more = list(w.run_batch([{**jobs[1], "key": "again"}]))  # and the worker still works after the clean-up
+    finally:
+        if plan.mode == "process":
+            _remove_host_ipc(key)
+    assert [(v.status, v.detail) for v in verdicts + more] == [("passed", "")] * 3

@@ -9,8 +9,8 @@ with the worker.
 With bubblewrap (``--sandbox bwrap``, the default where it works) each of the
 two gets its own user, pid, network, ipc, uts and cgroup namespaces
 (``--unshare-all``), no capabilities, a read-only view of only ``/usr``, the
-libraries and the Python installation, an empty size-limited ``/tmp`` as its
-only writable place, an empty environment, and dies with the controller.
+libraries and the Python installation, an empty size-limited ``/tmp`` (and
+``/dev/shm``) as its only writable place, an empty environment, and dies with the controller.
 The processes programs make are counted by a cgroup ``pids.max`` (the
 zygote's) when a cgroup is writable (typical as root) or by ``RLIMIT_NPROC``
 inside the zygote's user namespace (when not root; as root the kernel exempts
@@ -46,6 +46,7 @@ _ISOLATED = ("-s", "-P") if sys.version_info >= (3, 11) else ("-I",)
 MODES = ("auto", "bwrap", "process")
 _IN_SANDBOX = "/passatk/_worker"
 _TMP_BYTES = 256 << 20
+_SHM_BYTES = 64 << 20
 
 
 class SandboxError(RuntimeError):
@@ -153,7 +154,7 @@ class Sandbox:
         guard = {"cgroup": "cgroup pids.max", "rlimit": "RLIMIT_NPROC", None: "none"}[self.pids_guard]
         what = (
             "bubblewrap (worker and zygote each with own user/pid/network/ipc namespaces, read-only minimal filesystem, "
-            "private /tmp)"
+            "private /tmp and /dev/shm)"
             if self.mode == "bwrap"
             else "plain processes (setsid, rlimits, and the namespaces this user may make)"
         )
@@ -199,6 +200,8 @@ class Sandbox:
             if not path.startswith("/usr/"):
                 argv += ["--ro-bind", path, path]
         argv += ["--ro-bind", str(WORKER), _IN_SANDBOX, "--proc", "/proc", "--dev", "/dev"]
+        # /dev/shm a tmpfs of its own, emptied after each run (see _worker/ipc.py); /dev itself read-only
+        argv += ["--size", str(_SHM_BYTES), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
         argv += ["--size", str(_TMP_BYTES), "--tmpfs", "/tmp"]
         for path in self.binds + self.import_paths:  # after /tmp, so that binds below /tmp stay visible
             argv += ["--ro-bind", os.path.realpath(path), os.path.realpath(path)]
@@ -334,6 +337,8 @@ def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, site_packages
         missing.append("other processes of this user (samples can signal them; no pid namespace could be made)")
     if not info.get("private_network"):
         missing.append("the network (no private network namespace could be made)")
+    if not info.get("private_ipc"):
+        missing.append("System V IPC objects of this machine (no private IPC namespace could be made)")
     if plan.pids_guard is None:
         missing.append("process count (no writable cgroup; a fork bomb meets only the system limits)")
     plan = Sandbox("process", plan.pids_guard, tuple(missing), None, binds, paths, cgroup)

@@ -4,8 +4,8 @@
   dumpable (so that no process of the same user without ``CAP_SYS_PTRACE`` can
   ptrace it, read its memory through ``/proc/PID/mem`` or its descriptors
   through ``/proc/PID/fd``), subreaper of what its children leave;
-* :func:`own_namespaces` — outside bubblewrap, the network and pid namespaces
-  this user may make;
+* :func:`own_namespaces` — outside bubblewrap, the network, pid and IPC
+  namespaces this user may make, and a private ``/dev/shm``;
 * :func:`warm_up` — imports, a compiled-and-run program, ``gc.freeze()``, done
   before any job is seen, so that every fork starts warm;
 * :func:`enter_child` — in a freshly forked child: own session, standard
@@ -29,6 +29,7 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -154,17 +155,20 @@ def _pid_namespace_works(flags, uid, gid):
 
 
 def own_namespaces():
-    """Take whatever network and pid namespaces this user may make; return (network, pid).
+    """Take whatever network, pid and IPC namespaces this user may make; return (network, pid, ipc, shm).
 
     With a pid namespace (tried first in a throwaway process) the process forks
     once more and the child, as init with its own /proc, carries on: samples
     then cannot see or signal anything outside, every orphan comes back to it,
     and all of them die with it.  The parent stays behind, waits, and exits
-    with the child's status.
+    with the child's status.  With it come an IPC namespace of its own (where
+    it can be had: System V objects and POSIX message queues are then the
+    samples' alone) and, in its own mount namespace, a tmpfs of its own on
+    ``/dev/shm`` (``shm``: whether it was mounted).
     """
     uid, gid = os.geteuid(), os.getegid()
     wanted = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID
-    for flags in (wanted, CLONE_NEWUSER | wanted):
+    for flags in (wanted | CLONE_NEWIPC, CLONE_NEWUSER | wanted | CLONE_NEWIPC, wanted, CLONE_NEWUSER | wanted):
         if _pid_namespace_works(flags, uid, gid):
             pid = _enter_namespaces(flags, uid, gid)
             if pid is None:
@@ -175,8 +179,9 @@ def own_namespaces():
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             if _mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
                 os._exit(97)  # never run with a /proc of another pid namespace
-            return True, True
-    return _unshare(CLONE_NEWNET) == 0, False
+            shm = _mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=1777,size=64m") == 0
+            return True, True, bool(flags & CLONE_NEWIPC), shm
+    return _unshare(CLONE_NEWNET) == 0, False, False, False
 
 
 def private_dir(prefix, parent=None):
@@ -271,6 +276,7 @@ def enter_child(cfg, cpu_seconds, stdin_fd, stdout_fd, stderr_fd, keep=()):
     _limit(resource.RLIMIT_FSIZE, cfg["file_bytes"])
     _limit(resource.RLIMIT_CORE, 0)
     _limit(resource.RLIMIT_NOFILE, 256)
+    _limit(resource.RLIMIT_MSGQUEUE, 0)  # no POSIX message queue, which would outlive the run (see .ipc)
     if cfg.get("nproc"):
         _limit(resource.RLIMIT_NPROC, cfg["nproc"])
     _drop_capabilities()

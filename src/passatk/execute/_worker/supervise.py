@@ -12,6 +12,7 @@ import os
 import select
 import shutil
 import signal
+import stat
 import time
 
 __all__ = ["Outcome", "Scratch", "abnormal", "cpu_time", "kill_all", "supervise", "wipe"]
@@ -251,6 +252,32 @@ def paths_to(mounts, top):
     return keep
 
 
+def _unlock(top):
+    """Give back to the owner every directory below ``top`` that a run made unreadable (mode 0)."""
+    try:
+        os.chmod(top, 0o700)
+        entries = os.listdir(top)
+    except OSError:
+        return
+    for entry in entries:
+        full = os.path.join(top, entry)
+        if os.path.isdir(full) and not os.path.islink(full):
+            _unlock(full)
+
+
+def _remove_tree(path):
+    """``shutil.rmtree``, also of directories a run left without permissions.
+
+    Inside the sandbox the zygote has no capabilities: a directory of mode 0
+    is closed to it as to anyone, and would survive the wipe for the next run
+    to open again (it is the same user, and may chmod it back).
+    """
+    shutil.rmtree(path, ignore_errors=True)
+    if os.path.lexists(path):
+        _unlock(path)
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _clear(directory, keep):
     """Remove everything in ``directory``, around the paths in ``keep`` (binds and their parents)."""
     try:
@@ -263,7 +290,7 @@ def _clear(directory, keep):
             if not os.path.ismount(full):  # a parent of a bind, on the tmpfs: a run may write here
                 _clear(full, keep)
         elif os.path.isdir(full) and not os.path.islink(full):
-            shutil.rmtree(full, ignore_errors=True)
+            _remove_tree(full)
         else:
             try:
                 os.unlink(full)
@@ -312,6 +339,16 @@ def _filesystem(path):
     return kind
 
 
+def restore_mode(path, mode):
+    """Give directory ``path`` its ``mode`` back (never through a link: every process of the run is dead, nothing races)."""
+    try:
+        st = os.lstat(path)
+        if stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) != mode:
+            os.chmod(path, mode)
+    except OSError:
+        pass
+
+
 class Scratch:
     """The directories a run may write in, emptied after each run that changed them.
 
@@ -330,7 +367,8 @@ class Scratch:
 
     ``tmp`` (inside the sandbox, its own ``/tmp``) is wiped around ``cwd``,
     the directories in ``keep`` and the mounts below it with the directories
-    that lead to them.
+    that lead to them.  Those that stay get their modes back first: a run
+    may close them (mode 0) even to the zygote, which has no capabilities.
     """
 
     def __init__(self, cwd, tmp=None, keep=()):
@@ -339,6 +377,8 @@ class Scratch:
         self.cwd, self.tmp, self.keep = cwd, tmp, frozenset(kept)
         watched = ([tmp] if tmp else []) + sorted(kept - mounts - {cwd}) + [cwd]
         self._watched = watched if all(_filesystem(p) == "tmpfs" for p in watched) else None
+        stays = ([tmp] if tmp else []) + sorted((kept | set(keep)) - mounts - {cwd}) + [cwd]  # parents first
+        self._modes = [(p, stat.S_IMODE(os.lstat(p).st_mode)) for p in stays if os.path.isdir(p)]
         self._clean = None
         self.wipe()
 
@@ -358,5 +398,7 @@ class Scratch:
         """Empty the run's directories unless they are exactly as the last wipe left them."""
         if self._clean is not None and self._state() == self._clean:
             return
+        for path, mode in self._modes:
+            restore_mode(path, mode)
         wipe(self.cwd, self.tmp, self.keep)
         self._clean = self._state()

@@ -8,7 +8,8 @@ descriptors (the program in a memfd, the standard streams, the sample's end
 of the call channel).  It holds no test, no expected output and no report
 channel, and neither do the processes it forks.  For each run it forks,
 supervises (CPU budget, wall-clock backstop, whole-tree kill), wipes what the
-run left in ``/tmp``, and answers ``["ended", {how, status, cpu, wall}]``.
+run left in ``/tmp``, ``/dev/shm`` and the IPC namespace (:mod:`.ipc`), and
+answers ``["ended", {how, status, cpu, wall}]``.
 
 :class:`Zygote` is the worker's handle on it.
 """
@@ -17,7 +18,7 @@ import os
 import select
 import shutil
 
-from . import hardening, rawrun, sample, supervise
+from . import hardening, ipc, rawrun, sample, supervise
 from .channel import memfd, receive, send
 
 __all__ = ["Zygote", "serve"]
@@ -25,13 +26,15 @@ __all__ = ["Zygote", "serve"]
 
 def _setup(cfg):
     info = hardening.harden(cfg.get("cpus"))
-    network, own_init = (True, False) if cfg["pidns"] else hardening.own_namespaces()
+    # under bubblewrap: its own IPC namespace (--unshare-all) and a tmpfs of its own on /dev/shm
+    network, own_init, own_ipc, own_shm = (True, False, True, True) if cfg["pidns"] else hardening.own_namespaces()
     hardening.warm_up(cfg.get("import_paths") or ())
     cfg["base"] = hardening.private_dir("passatk-run-", cfg.get("tmp"))
     cfg["cwd"] = os.path.join(cfg["base"], "run")  # every run's working directory, emptied after each
     os.mkdir(cfg["cwd"], 0o700)
     # inside the sandbox its own /tmp is wiped too, around the run's directories and the binds below it
     cfg["scratch"] = supervise.Scratch(cfg["cwd"], cfg["tmp"] if cfg["pidns"] else None, keep=(cfg["base"],))
+    cfg["leftovers"] = ipc.Leftovers("/dev/shm" if own_shm else None, sysv=own_ipc)
     # kill(-1) is only safe when we are alone in a pid namespace with our samples.
     cfg["kill_all"] = own_init or (bool(cfg["pidns"]) and os.getpid() < 16)
     return {
@@ -40,6 +43,8 @@ def _setup(cfg):
         "uid": os.geteuid(),
         "private_network": network,
         "own_pid_namespace": own_init or bool(cfg["pidns"]),
+        "private_ipc": own_ipc,
+        "private_shm": own_shm,
         "kill_all": cfg["kill_all"],
     }
 
@@ -85,6 +90,7 @@ def _run(sock, spec, fds, cfg):
             finally:
                 os.close(files_fd)
         cfg["scratch"].wipe()
+        cfg["leftovers"].wipe()
     if gone:
         raise EOFError("the worker went away")
     return {"id": spec["id"], "how": outcome.how, "status": outcome.status, "cpu": outcome.cpu, "wall": outcome.wall}
