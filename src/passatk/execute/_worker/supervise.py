@@ -46,7 +46,7 @@ def cpu_time(pid):
     return sum(int(x) for x in fields[11:15]) / _CLK_TCK
 
 
-def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=None):
+def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None):
     """Wait for child ``pid`` within ``cpu_limit`` CPU seconds and ``wall_limit`` wall seconds.
 
     ``readers`` are ``(fd, limit, keep)`` triples: pipes drained while the
@@ -55,16 +55,10 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=Non
     maps other descriptors to callables, called when readable, that return
     None to go on or how the wait ends ("stopped", or "exited" when the
     process is watched only through that descriptor: ``pid`` None, whose
-    wait ends by ``watch`` or at ``wall_limit``).  A ``persistent`` process
-    (the judge, which decides job after job) is given as ``(pidfd, CPU
-    seconds it has used so far)``: it is budgeted from there, and left running
-    when ``watch`` ends the wait.  Returns an :class:`Outcome`.
+    wait ends by ``watch`` or at ``wall_limit``).  Returns an :class:`Outcome`.
     """
     start = time.monotonic()
-    if persistent:
-        pidfd, base = persistent
-    else:
-        pidfd, base = (os.pidfd_open(pid) if pid is not None else None), 0.0
+    pidfd = os.pidfd_open(pid) if pid is not None else None
     poller = select.poll()
     if pidfd is not None:
         poller.register(pidfd, select.POLLIN)
@@ -104,7 +98,7 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=Non
         # CPU time cannot outrun wall time (but for threads, which the CPU rlimit backs up),
         # so /proc is read only once the budget could be spent.
         if cpu + (wall - checked) >= cpu_limit:
-            cpu, checked = cpu_time(pid) - base, wall
+            cpu, checked = cpu_time(pid), wall
         if cpu >= cpu_limit or wall >= wall_limit:
             how = "timeout"
             break
@@ -121,9 +115,7 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=Non
                 elif more is False:
                     poller.unregister(fd)
     status = 0
-    # A persistent process the watch let go is left running: ``cpu`` stays as last read from
-    # /proc (the judge reports its own, exactly).
-    if pid is not None and not (persistent and how not in ("exited", "timeout")):
+    if pid is not None:
         if how != "exited":
             for kill in (os.killpg, os.kill):
                 try:
@@ -131,19 +123,13 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None, persistent=Non
                 except OSError:
                     pass
         _, status, usage = os.wait4(pid, 0)
-        if not persistent:
-            os.close(pidfd)  # a persistent process's is its owner's to close
-        cpu = usage.ru_utime + usage.ru_stime - base
+        os.close(pidfd)
+        cpu = usage.ru_utime + usage.ru_stime
     for fd, _, _ in readers:  # what is already there; descendants may hold the pipe open
         for _ in range(64):
             if take(fd) is not True:
                 break
-    if (
-        how == "stopped"
-        and pid is not None
-        and not persistent
-        and not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL)
-    ):
+    if how == "stopped" and pid is not None and not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
         how = "exited"  # it ended on its own (exit, or a signal of its own) before our kill could
     if how == "exited" and os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
         if cpu >= cpu_limit * 0.99:
