@@ -1,17 +1,16 @@
 """The judge: runs the trusted tests in a process of their own; the worker decides the verdict from what it says.
 
-Each job's tests run in a judge forked for that job alone from the judge
-template, a warm process the worker forks once, that never runs a test and
-never reads a job (:class:`Judge`, :func:`_template`).  The judge receives the
-job in a memfd, its end of that run's call channel and a socket of its own,
-runs the tests, sends what they did (:func:`decide`) and ends; the template
-then kills whatever the tests left running and empties the judge's
-directories, so that nothing of one job (a patched module, a replaced
-function of the judge, a file, a process) reaches the next job's verdict.
-The worker makes the verdict from the judge's plain report
-(:func:`verdict_of`); the sample's process holds no test and reaches the
-judge only through the call channel, over which the judge asks for the
-sample's names and calls its functions.  Every answer is decoded by
+Each job's tests run in a judge the worker forks for that job alone
+(:class:`Judge`): the worker is a warm process that never runs a test, and
+once the judge has said what the tests did (:func:`decide`, on a pipe of its
+own) and ended, the worker kills whatever the tests left running and empties
+the judge's directories, so that nothing of one job (a patched module, a
+replaced function of the judge, a thread, a file, a process) reaches the next
+job's verdict.  The worker makes the verdict from the judge's plain report
+(:func:`verdict_of`) and compiles the trusted code itself, once per problem
+(:func:`compiled`).  The sample's process holds no test and reaches the judge
+only through the call channel, over which the judge asks for the sample's
+names and calls its functions.  Every answer is decoded by
 :func:`.encoding.decode` into values the judge builds itself, so the tests
 compare plain built-in values (or references equal only to themselves), with
 the judge's own builtins, modules and interpreter.
@@ -32,15 +31,11 @@ iterator).
 
 import builtins
 import json
-import math
 import os
-import resource
-import socket
 import sys
-import time
 
 from . import encoding, hardening, supervise
-from .channel import Frames, compact, memfd, read_fd, receive, send
+from .channel import Frames, compact
 from .outputs import call_matches
 
 __all__ = ["Judge", "SampleGone", "SampleProxy", "decide", "verdict_of"]
@@ -215,29 +210,36 @@ def _failure(exc):
     return ("assertion" if isinstance(exc, AssertionError) else "error"), _detail(exc)
 
 
-def _tests(job, proxy):
+def _run(code, ns):
+    """Run trusted code compiled by the worker (:func:`compiled`), or raise the error compiling it gave."""
+    if isinstance(code, BaseException):
+        raise code
+    exec(code, ns)
+
+
+def _tests(job, proxy, code):
     """HumanEval/MBPP: the trusted ``head`` and ``tests`` run here against the sample's names.
 
     ``tests`` is one piece of code (one case) or a list of pieces run one after
     the other in the same namespace, each a separate case ("case i: ..." names
-    the first that fails).  Returns ``(kind, detail, cases passed)`` (see :func:`decide`).
+    the first that fails); ``code`` holds them compiled.  Returns ``(kind,
+    detail, cases passed)`` (see :func:`decide`).
     """
-    tests = job.get("tests", "")
     try:
         ns = _Namespace(proxy, proxy.hello(), job.get("remote", ()), job.get("modules"))
-        if job.get("head"):
-            exec(compile(job["head"], "<prompt>", "exec"), ns)
+        if code["head"] is not None:
+            _run(code["head"], ns)
         for name in job.get("remote", ()):
             dict.pop(ns, name, None)
-        if not isinstance(tests, list):
-            exec(compile(tests, "<tests>", "exec"), ns)
+        if not isinstance(code["tests"], list):
+            _run(code["tests"], ns)
             return "passed", "", 1
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the tests did not return
         return (*_failure(exc), 0)
     first, passed = None, 0
-    for i, case in enumerate(tests):
+    for i, case in enumerate(code["tests"]):
         try:
-            exec(compile(case, f"<tests {i}>", "exec"), ns)
+            _run(case, ns)
         except BaseException as exc:
             kind, detail = _failure(exc)
             first = first or (kind, f"case {i}: {detail}")
@@ -292,17 +294,18 @@ def _calls(job, proxy):
     return (*(first or ("passed", "")), passed)
 
 
-def decide(job, channel_fd):
+def decide(job, channel_fd, code=None):
     """What the tests of ``job`` did against the sample on ``channel_fd`` (closed after).
 
-    Returns ``[kind, detail, cases passed, broken]``: ``kind`` is "passed" (the
-    tests returned), "assertion", "memory" or "error" (the first failure's
-    exception), ``broken`` why the sample's process could no longer be asked
-    (or None).  The worker makes the verdict of it (:func:`verdict_of`).
+    ``code`` is the job's trusted code compiled (:func:`compiled`; ``python``
+    jobs).  Returns ``[kind, detail, cases passed, broken]``: ``kind`` is
+    "passed" (the tests returned), "assertion", "memory" or "error" (the first
+    failure's exception), ``broken`` why the sample's process could no longer
+    be asked (or None).  The worker makes the verdict of it (:func:`verdict_of`).
     """
     proxy = SampleProxy(channel_fd)
     try:
-        kind, detail, passed = (_calls if job["kind"] == "call" else _tests)(job, proxy)
+        kind, detail, passed = _calls(job, proxy) if job["kind"] == "call" else _tests(job, proxy, code)
     finally:
         os.close(channel_fd)
     return [kind, detail, passed, proxy.broken]
@@ -314,9 +317,9 @@ def verdict_of(facts):
     A sample that died or broke the protocol is an error whatever the tests
     did with the exception; otherwise the first failure's kind decides.
     """
-    if type(facts) is not list or len(facts) != 5:
+    if type(facts) is not list or len(facts) != 4:
         return None
-    kind, detail, passed, broken, _cpu = facts
+    kind, detail, passed, broken = facts
     if type(detail) is not str or type(passed) is not int or not (broken is None or type(broken) is str):
         return None
     status = {"passed": "passed", "assertion": "failed", "memory": "oom", "error": "error"}.get(kind)
@@ -327,179 +330,98 @@ def verdict_of(facts):
     return status, detail[:_DETAIL_LIMIT], max(0, passed)
 
 
-# --------------------------------------------------------------------------- #
-# the judge template (one per worker) and the judge it forks for each job
-# --------------------------------------------------------------------------- #
-def _judge_one(job_fd, channel_fd, verdict_sock, cpu):
-    """In a judge freshly forked for one job: read the job, run its tests, send what they did, end."""
-    soft = int(math.ceil(cpu)) + 1
-    try:
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
-    except (ValueError, OSError):
-        pass
-    job = json.loads(read_fd(job_fd).decode("utf-8", "surrogatepass"))
-    facts = decide(job, channel_fd)
-    verdict_sock.send(compact(facts + [time.process_time()]).encode("utf-8", "surrogatepass"))
-    os._exit(0)
+_COMPILED = {}  # trusted code compiled by the worker: a problem's samples share their tests
 
 
-def _template(sock, cfg):
-    """The template's life: for each job, fork a judge, supervise it, leave nothing of it, say how it ended.
+def compiled(source, filename):
+    """``source`` compiled (cached for the jobs to come), or the exception compiling it raised.
 
-    The template never runs tests and never reads a job: each job comes in a
-    memfd that only the judge forked for it reads, with that run's call channel
-    and a socket of its own on which the judge sends what the tests did (the
-    worker reads it).  The template's socket to the worker is closed in the
-    judge before any test runs, so no job can speak on it, and before the next
-    job everything the last one left (processes, files) is gone.
+    The worker compiles; only the judge forked for a job runs what it compiled.
     """
-    prctl = hardening.prctl
-    prctl(hardening.PR_SET_CHILD_SUBREAPER, 1)  # what a judge's tests fork comes back here, to be killed
-    scratch = supervise.Scratch(cfg["cwd"], cfg.get("tmp"), keep=(cfg["base"],))
-    while True:
+    key = (source, filename)
+    if key not in _COMPILED:
+        if len(_COMPILED) >= 512:
+            _COMPILED.clear()
         try:
-            _, spec, fds = receive(sock)
-        except (EOFError, OSError):
-            os._exit(0)
-        job_fd, channel_fd, verdict_fd = fds
-        pid = os.fork()
-        if pid == 0:
-            try:
-                sock.close()
-                _judge_one(job_fd, channel_fd, socket.socket(fileno=verdict_fd), spec["cpu"])
-            finally:
-                os._exit(70)
-        for fd in fds:
-            os.close(fd)
-        outcome = supervise.supervise(pid, spec["cpu"], spec["wall"])
-        supervise.kill_all(False)
-        scratch.wipe()
-        send(
-            sock,
-            "ended",
-            {"id": spec["id"], "how": outcome.how, "status": outcome.status, "cpu": outcome.cpu, "wall": outcome.wall},
-        )
+            _COMPILED[key] = compile(source, filename, "exec")
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+            _COMPILED[key] = exc
+    return _COMPILED[key]
+
+
+def _code(job):
+    """The trusted code of a ``python`` job, compiled: ``{"head": code or None, "tests": code or [code, ...]}``."""
+    if job["kind"] != "python":
+        return None
+    tests = job.get("tests", "")
+    return {
+        "head": compiled(job["head"], "<prompt>") if job.get("head") else None,
+        "tests": [compiled(t, f"<tests {i}>") for i, t in enumerate(tests)]
+        if isinstance(tests, list)
+        else compiled(tests, "<tests>"),
+    }
 
 
 class Judge:
-    """The worker's handle on its judge template (started on first use, replaced when it fails).
+    """The worker's side of its judges: one forked from the worker for each job, killed with all it left after.
 
-    Each job is decided by a judge forked for it from the template, a warm
-    process that has never run a test: nothing one job's tests do (to
-    modules, to the judge's own functions, to files, by processes left
-    running) can reach the next job's verdict.
+    The worker is a warm process that has never run a test, and a judge lives
+    for one job only: nothing one job's tests do (to modules, to the judge's
+    own functions, to files, by threads or processes left running) reaches the
+    next job's verdict.  The judge sends what the tests did on a pipe of its
+    own; the worker makes the verdict of it (:func:`verdict_of`).
     """
 
-    GRACE = 10.0  # seconds the template may take past a job's limits before it counts as gone
-
     def __init__(self, cfg):
-        self.cfg, self.pid, self.sock, self._id = cfg, None, None, 0
-
-    def _start(self):
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        devnull = os.open(os.devnull, os.O_RDWR)
-        pid = os.fork()
-        if pid == 0:
-            try:
-                ours.close()
-                os.chdir(self.cfg["cwd"])
-                hardening.enter_child(self.cfg, None, devnull, devnull, devnull, keep=(theirs.fileno(),))
-                _template(theirs, self.cfg)
-            finally:
-                os._exit(70)
-        theirs.close()
-        os.close(devnull)
-        self.pid, self.sock = pid, ours
-
-    def stop(self):
-        """Kill the template and what it left in its process group, and reap it; the next job starts a fresh one."""
-        if self.pid is not None:
-            try:
-                os.killpg(self.pid, 9)
-            except OSError:
-                pass
-            os.waitpid(self.pid, 0)
-            self.sock.close()
-            self.pid = self.sock = None
+        self.cfg = cfg
+        # inside the sandbox its own /tmp is wiped too, around the worker's own directory
+        self.scratch = supervise.Scratch(cfg["cwd"], cfg.get("tmp"), keep=(cfg["base"],))
 
     def decide(self, job, channel, cpu, wall, readers, watch):
-        """Have a fresh judge decide ``job`` within ``cpu`` CPU and ``wall`` wall seconds.
+        """Have a judge forked for ``job`` decide it within ``cpu`` CPU and ``wall`` wall seconds.
 
         ``channel`` is the judge's end of the run's call channel (passed over and
         closed here); ``readers`` and ``watch`` are other descriptors to serve
         meanwhile (see :func:`.supervise.supervise`).  Returns (what the judge
-        sent, as :func:`decide` makes it, or None; an :class:`.supervise.Outcome`
-        whose ``how`` is "decided" when it sent it, or how the judge ended; or
-        None when the template could not even be given the job).
+        sent, as :func:`decide` makes it, or None; how the judge ended, an
+        :class:`.supervise.Outcome` whose buffers are the readers').
         """
-        if self.pid is None:
-            self._start()
-        self._id += 1
-        trusted = {k: v for k, v in job.items() if k != "source"}  # the judge has no use for the program
-        job_fd = memfd(compact(trusted).encode("utf-8", "surrogatepass"), "job")
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            send(self.sock, "job", {"id": self._id, "cpu": cpu, "wall": wall}, [job_fd, channel.fileno(), theirs.fileno()])
-        except OSError:
-            self.stop()
-            ours.close()
-            return None, None
-        finally:
-            os.close(job_fd)
-            channel.close()
-            theirs.close()
-        said, ended = [], []
-
-        def on_verdict():
+        code = _code(job)
+        said_r, said_w = os.pipe()
+        devnull = self.cfg["devnull"]
+        pid = os.fork()
+        if pid == 0:
             try:
-                said.append(ours.recv(1 << 16))
-            except OSError:
-                said.append(b"")
-            return "decided" if said[0] else "closed"  # closed: the judge died without a word; its end follows
-
-        def on_ended():
-            try:
-                name, data, fds = receive(self.sock)
-            except (EOFError, OSError):
-                return "gone"
-            for fd in fds:
-                os.close(fd)
-            if name == "ended" and data.get("id") == self._id:  # an earlier job's end, once its verdict was in, is old news
-                ended.append(data)
-                return "ended"
-            return None
-
+                os.close(said_r)
+                os.chdir(self.cfg["cwd"])
+                hardening.enter_child(self.cfg, cpu, devnull, devnull, devnull, keep=(channel.fileno(), said_w))
+                facts = decide(job, channel.fileno(), code)
+                os.write(said_w, compact(facts).encode("utf-8", "surrogatepass"))
+                os._exit(0)
+            finally:
+                os._exit(70)
+        os.close(said_w)
+        channel.close()
         try:
-            waited = supervise.supervise(
-                None, None, wall + self.GRACE, readers, {ours.fileno(): on_verdict, self.sock.fileno(): on_ended, **watch}
-            )
-            if waited.how == "closed":
-                waited.how = supervise.supervise(None, None, self.GRACE, (), {self.sock.fileno(): on_ended}).how
-            if waited.how == "ended" and not said:  # its verdict and its end may have come at once
-                try:
-                    said.append(ours.recv(1 << 16, socket.MSG_DONTWAIT))
-                except OSError:
-                    pass
+            outcome = supervise.supervise(pid, cpu, wall, [*readers, (said_r, _SAID_LIMIT, "head")], watch)
         finally:
-            ours.close()
-        if waited.how not in ("decided", "ended"):  # the template is gone or stuck: a fresh one for the next job
-            self.stop()
-        facts = _facts(said[0]) if said and said[0] else None
-        if facts is not None:
-            return facts, supervise.Outcome("decided", 0, facts[-1], waited.wall, waited.buffers)
-        if ended:
-            end = ended[0]
-            return None, supervise.Outcome(end["how"], end["status"], end["cpu"], end["wall"], waited.buffers)
-        return None, supervise.Outcome("exited", 0, 0.0, waited.wall, waited.buffers)
+            os.close(said_r)
+            supervise.kill_all(False)  # whatever the tests left running (the worker is a subreaper)
+            self.scratch.wipe()  # and whatever they wrote
+        said = outcome.buffers.pop()
+        return (_facts(said) if said else None), outcome
+
+
+_SAID_LIMIT = 4096  # bytes of a judge's report (its detail is cut at a few hundred characters)
 
 
 def _facts(payload):
-    """A judge's message decoded, or ``["error", why, 0, why, 0.0]`` when it is not what a judge sends."""
+    """A judge's report decoded, or ``["error", why, 0, why]`` when it is not what a judge sends."""
     try:
         facts = json.loads(payload.decode("utf-8", "surrogatepass"))
     except (ValueError, UnicodeDecodeError, RecursionError):
         facts = None
-    if verdict_of(facts) is None or type(facts[4]) is not float:
-        why = "the judge sent a malformed verdict"
-        return ["error", why, 0, why, 0.0]
+    if verdict_of(facts) is None:
+        why = "the judge sent a malformed report"
+        return ["error", why, 0, why]
     return facts

@@ -89,11 +89,9 @@ def _judged(job, cfg, zyg):
         ran = zyg.finish(_GRACE, linger=_LINGER)
     finally:
         os.close(err_r)
-    if outcome is None:
-        raise OSError("the judge could not be given the job")
     status, detail, passed = verdict_of(said) if said else (None, "", 0)  # decided here, from what the judge said
     cpu_used, wall_used = outcome.cpu + ran["cpu"], outcome.wall
-    if status == "passed" and outcome.how == "decided":
+    if status == "passed" and outcome.how == "exited":
         return ("passed", ""), cpu_used, wall_used, passed
     sample_end_how = (
         supervise.abnormal(ran["how"], ran["status"], ran["cpu"], outcome.buffers[0]) if ran["how"] != "stopped" else None
@@ -106,9 +104,8 @@ def _judged(job, cfg, zyg):
         return (status, detail), cpu_used, wall_used, passed
     if sample_end_how:
         return sample_end_how, cpu_used, wall_used, passed
-    code = os.waitstatus_to_exitcode(outcome.status) if outcome.status else None
-    ended = f" (exit status {code})" if code is not None else ""
-    return ("error", f"the judge ended without a verdict{ended}"), cpu_used, wall_used, passed
+    code = os.waitstatus_to_exitcode(outcome.status)
+    return ("error", f"the judge ended without a verdict (exit status {code})"), cpu_used, wall_used, passed
 
 
 def _direct(cfg, zyg, timeout, mode, source, stdin, out_limit, err_limit=_TAIL_BYTES, **extra):

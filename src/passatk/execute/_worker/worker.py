@@ -13,7 +13,7 @@ worker -> controller
 
 It holds the jobs (tests, expected outputs) and never runs sample code: the
 programs run in processes its zygote forks, in a sandbox of their own, and
-the tests in judges forked for each job from a template that never runs tests (:mod:`.judge`).  Should the
+the tests in a judge it forks for each job and kills after it (:mod:`.judge`).  Should the
 zygote die, the worker ends too rather than fork another one from its own
 memory, which holds jobs; the controller then starts a fresh pair.
 """
@@ -42,7 +42,7 @@ def serve(sock):
                 info = hardening.harden(cfg.get("cpus"))
                 hardening.warm_up(cfg.get("import_paths") or ())
                 cfg["base"] = hardening.private_dir("passatk-judge-", cfg.get("tmp"))
-                cfg["cwd"] = cfg["base"]  # the judges' working directory, emptied after each job by their template
+                cfg["cwd"] = cfg["base"]  # the judges' working directory, emptied after each job
                 cfg["devnull"] = os.open(os.devnull, os.O_RDWR)  # every run's idle streams (nothing to read, nowhere to keep)
                 cfg["judge"] = Judge(cfg)
                 sample = zyg.wait_ready()
@@ -56,7 +56,5 @@ def serve(sock):
         print(f"passatk worker: {exc}", file=sys.stderr)
         os._exit(3)
     finally:
-        if cfg is not None and cfg.get("judge"):
-            cfg["judge"].stop()
         if cfg is not None and cfg.get("base"):
             shutil.rmtree(cfg["base"], ignore_errors=True)
