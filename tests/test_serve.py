@@ -489,7 +489,7 @@ class TestBadRequests:
         assert httpx.get(guarded.url + "/metrics").status_code == 401
         ok = _post(guarded.url, "/run_code", GOOD, headers={"authorization": f"Bearer {TOKEN}"})
         assert ok.status_code == 200 and ok.json()["status"] == "Success"
-        assert httpx.get(guarded.url + "/v1/ping").text == "pong"
+        assert httpx.get(guarded.url + "/v1/ping").json() == "pong"
         assert httpx.get(guarded.url + "/health").json()["status"] == "ok"
 
     def test_queue_full(self, guarded):

@@ -12,7 +12,7 @@ the client comparing stdout.
 
 Endpoints
 ---------
-``GET /v1/ping``   ``"pong"`` (SandboxFusion's liveness check).
+``GET /v1/ping``   ``"pong"`` as JSON (SandboxFusion's liveness check, answered as it answers it).
 ``GET /health``    ``{"status": "ok", ...}`` with the isolation, workers and load.
 ``POST /run_code`` SandboxFusion's request and response, in Python and every
                    SandboxFusion language passatk has a recipe for (``cpp``,
@@ -23,6 +23,11 @@ Endpoints
 ``POST /verify``   one task (a dict) or a list of them; a verdict or a list.
 ``GET /metrics``   Prometheus text format: requests, in flight, queue depth,
                    verdicts by status, a latency histogram.
+
+SandboxFusion's other endpoints (its datasets: ``/submit``, ``/get_prompts``,
+``/get_prompt_by_id``, ``/list_datasets``, ``/list_ids``,
+``/get_metrics_function``; and ``/run_jupyter``) answer 501 at once, naming
+what to use instead, rather than a 404 that looks like a wrong URL.
 
 Limits: a request-size limit (413), a bounded queue (503 with ``Retry-After``
 when full), a hard deadline on every request (504; veRL's client retries on
@@ -82,6 +87,15 @@ RUN_LANGUAGES = ("python", *filter(_has_recipe, SANDBOXFUSION_LANGUAGES))
 
 _ENDPOINTS = ("/v1/ping", "/health", "/run_code", "/verify", "/metrics")
 _OPEN = ("/v1/ping", "/health")  # answered without the token (liveness probes)
+#: SandboxFusion's endpoints that passatk serve does not serve: each answers 501 with what to use instead.
+NOT_SERVED = {
+    "/run_jupyter": "Jupyter sessions are not served; run the cells' code as one program with /run_code.",
+    **{
+        path: "SandboxFusion's datasets are not served; run a dataset's tests with /verify (tasks as passatk.Verifier "
+        "takes them) or `passatk evaluate`."
+        for path in ("/submit", "/get_prompts", "/get_prompt_by_id", "/list_datasets", "/list_ids", "/get_metrics_function")
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -465,7 +479,7 @@ def create_app(verifier: Verifier, options: ServeOptions | None = None):
     """The ASGI application (Starlette) serving ``verifier``; the caller owns and closes the Verifier."""
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
-    from starlette.responses import PlainTextResponse, Response
+    from starlette.responses import Response
     from starlette.routing import Route
 
     opts = options or ServeOptions()
@@ -496,7 +510,13 @@ def create_app(verifier: Verifier, options: ServeOptions | None = None):
 
     @endpoint("/v1/ping", ["GET"])
     async def ping(request):
-        return PlainTextResponse("pong")
+        return _json_response("pong")  # SandboxFusion's FastAPI handler returns the string, so JSON "pong"
+
+    def not_served(path):
+        async def answer(request):
+            raise _HTTPError(501, f"passatk serve does not serve SandboxFusion's {path}: {NOT_SERVED[path]}", "path")
+
+        return endpoint(path, ["GET", "POST"])(answer)
 
     @endpoint("/health", ["GET"])
     async def health(request):
@@ -543,7 +563,7 @@ def create_app(verifier: Verifier, options: ServeOptions | None = None):
         code = exc.status_code
         return _error_response(_HTTPError(code, message.get(code, str(exc.detail)), "path" if code == 404 else "method"))
 
-    routes = [ping, health, metrics, run_code, verify]
+    routes = [ping, health, metrics, run_code, verify, *(not_served(path) for path in NOT_SERVED)]
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found})
     app.state.service = svc
     return app
