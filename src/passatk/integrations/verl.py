@@ -238,7 +238,12 @@ def ground_truth_task(solution_str: str, ground_truth, *, timeout=None, memory_m
     gt = _plain(gt)
     if not isinstance(gt, Mapping):
         raise TypeError(f"`ground_truth` must be a dict or its JSON text; got {type(ground_truth).__name__}.")
-    if "inputs" in gt and "outputs" in gt:
+    if "statement" in gt and "language" in gt:  # a proof problem: the response's proof against the statement
+        from passatk.execute.proofs import extract_proof
+
+        proof = extract_proof(solution_str, str(gt["language"]))
+        task = {"language": gt["language"], "statement": gt["statement"], "proof": proof}
+    elif "inputs" in gt and "outputs" in gt:
         task = {"input_output": gt}
     else:
         task = {k: gt[k] for k in (*_TASK_KEYS, *_EXTRA_KEYS) if gt.get(k) is not None}
@@ -247,7 +252,8 @@ def ground_truth_task(solution_str: str, ground_truth, *, timeout=None, memory_m
                 "`ground_truth` must hold code tests: 'inputs' and 'outputs' (APPS, veRL's code data), or one of "
                 f"{list(_TASK_KEYS)}; got keys {sorted(gt)}."
             )
-    task["source"] = extract_code(solution_str)
+    if "proof" not in task:
+        task["source"] = extract_code(solution_str)
     if timeout is not None:
         task.setdefault("timeout", timeout)
     if memory_mb is not None:
@@ -296,7 +302,9 @@ def compute_score(
         JSON text or a dict: APPS's and veRL's ``{"inputs": [...], "outputs": [...],
         "fn_name": ...}`` (standard input cases, or call-based ones with
         ``fn_name``), or a :class:`passatk.Verifier` task without its source
-        (``tests`` with ``entry_point``, ``stdio``, ``call``).
+        (``tests`` with ``entry_point``, ``stdio``, ``call``), or a proof
+        problem ``{"language": "metamath" | "coq" | "lean", "statement": ...}``,
+        whose proof is the response's last fenced block (else the whole response).
     extra_info : dict, optional
         Not used.
     continuous : bool, default False

