@@ -97,6 +97,7 @@ LANGUAGES: dict[str, Language] = {
     lang.name: lang
     for lang in (
         _L("cpp", "C++", (("g++", "g++"),), ("c++", "cxx")),
+        _L("c", "C", (("gcc", "gcc"),)),  # contest tasks only (passatk.execute.contest)
         _L(
             "java",
             "Java",

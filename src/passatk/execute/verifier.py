@@ -52,7 +52,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, replace
 
-from passatk.execute import languages, proofs
+from passatk.execute import contest, languages, proofs
 from passatk.execute._worker.outputs import RULES
 from passatk.execute._worker.verdict import Verdict
 from passatk.execute.pool import FifoScheduler, LocalPool
@@ -62,7 +62,7 @@ from passatk.execute.tasks import _as_text, job_key
 __all__ = ["Task", "Verifier", "shared_verifier", "task_job"]
 
 _TASK_KEYS = ("tests", "stdio", "call", "input_output", "run")
-_OPTIONAL = ("entry_point", "setup", "language", "timeout", "memory_mb", "rule")
+_OPTIONAL = ("entry_point", "setup", "language", "timeout", "memory_mb", "rule", "checker", "contest")
 
 
 @dataclass(frozen=True)
@@ -168,9 +168,11 @@ def _task_iv(task, i) -> dict:
             languages.resolve(language)
         except ValueError as exc:
             raise ValueError(f"{where}['language']: {exc}") from None
-        other = [k for k in ("stdio", "call", "input_output", "entry_point", "setup", "rule") if task.get(k) is not None]
+        other = [k for k in ("call", "entry_point", "setup") if task.get(k) is not None]
         if other:
-            raise ValueError(f"{where} is in {language}: it takes 'run' or 'tests' (test code in {language}); got {other[0]!r}.")
+            raise ValueError(
+                f"{where} is in {language}: it takes 'run', 'tests' (test code in {language}), 'stdio' or 'input_output'; got {other[0]!r}."
+            )
     rule = task.get("rule")
     if rule is not None and rule not in RULES:
         raise ValueError(f"{where}['rule'] must be one of {', '.join(RULES)}; got {rule!r}.")
@@ -311,6 +313,9 @@ def task_job(task: Mapping | Task, *, timeout: float = 3.0, all_cases: bool = Tr
     task = _task_iv(task, index)
     source = task["source"]
     language = task.get("language") or "python"
+    if _judged_as_contest(task, language):  # stdin/stdout in any language, or a checker: passatk.execute.contest
+        job = contest.task_of(task, timeout, all_cases, where)
+        return job
     if not languages.is_python(language):
         job = _program_job(task, language, where)
     elif task.get("tests") is not None:
@@ -381,6 +386,13 @@ def task_job(task: Mapping | Task, *, timeout: float = 3.0, all_cases: bool = Tr
     if all_cases:
         job["all_cases"] = True
     return job
+
+
+def _judged_as_contest(task, language) -> bool:
+    """stdio or input_output in another language than Python, or any task with a checker or contest options."""
+    if task.get("checker") is not None or task.get("contest") is not None:
+        return True
+    return not languages.is_python(language) and (task.get("stdio") is not None or task.get("input_output") is not None)
 
 
 def _is_seconds(value) -> bool:

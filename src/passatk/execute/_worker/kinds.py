@@ -17,6 +17,8 @@ A job is a plain dict with a ``key`` and a ``kind``:
              its output comes back in the verdict, nothing judged (see :mod:`.rawrun`).
 ``program``  a program in another language, built and run by a recipe's steps and
              judged by the worker under the benchmark harness's rule (see :mod:`.compiled`).
+``cases``    a program built once and run afresh on each case, judged by the worker as a
+             contest judge does (see :mod:`.cases`).
 ``proof``    a proof attempt (Metamath, Coq, Lean) checked by the real checker in the
              sample's sandbox and judged by the worker (see :mod:`.prover`).
 
@@ -45,6 +47,7 @@ import socket
 
 from . import supervise
 from .channel import memfd
+from .cases import run_cases
 from .compiled import run_program
 from .judge import verdict_of
 from .outputs import stdio_matches
@@ -183,12 +186,13 @@ RUNNERS = {
     "program": run_program,
     "run": run_raw,
     "proof": run_proof,
+    "cases": run_cases,
 }
 
 
 def _cases(job):
     """How many separate cases ``job`` has."""
-    if job["kind"] in ("call", "stdio"):
+    if job["kind"] in ("call", "stdio", "cases"):
         return len(job["cases"])
     tests = job.get("tests")
     return len(tests) if isinstance(tests, list) else 1

@@ -20,6 +20,8 @@ Modes:
             the verifier command, ``{file}`` replaced by its path.
 ``steps``   write the program and run a language's recipe (build, then run) step
             by step, each under its own limits (see :mod:`.steps`).
+``cases``   write the program, build it, then run it once for each case the worker
+            sends, on the descriptors it sends (see :mod:`.cases`).
 """
 
 import builtins
@@ -27,7 +29,7 @@ import json
 import os
 import sys
 
-from . import encoding, steps
+from . import cases, encoding, steps
 from .channel import Frames, read_fd
 
 __all__ = ["run"]
@@ -146,6 +148,8 @@ def run(mode, source_fd, channel_fd, spec):
             _script(source, spec.get("module", "__main__"))
         elif mode == "steps":
             steps.run(source, channel_fd, spec)
+        elif mode == "cases":
+            cases.serve(source, channel_fd, spec)
         else:
             _exec(source, spec["argv"], spec["filename"])
     finally:

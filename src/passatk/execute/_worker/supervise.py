@@ -27,13 +27,14 @@ class Outcome:
     ``how`` is "exited", "timeout" (its CPU budget or the wall-clock backstop
     ran out) or "stopped" (a watcher asked to end it); ``status`` the wait
     status; ``cpu`` and ``wall`` in seconds; ``buffers`` the bytes read from
-    each reader, in order.
+    each reader, in order; ``rss`` the peak resident memory of the process
+    and its reaped children, in KiB (0 when not waited for here).
     """
 
-    __slots__ = ("how", "status", "cpu", "wall", "buffers")
+    __slots__ = ("how", "status", "cpu", "wall", "buffers", "rss")
 
-    def __init__(self, how, status, cpu, wall, buffers):
-        self.how, self.status, self.cpu, self.wall, self.buffers = how, status, cpu, wall, buffers
+    def __init__(self, how, status, cpu, wall, buffers, rss=0):
+        self.how, self.status, self.cpu, self.wall, self.buffers, self.rss = how, status, cpu, wall, buffers, rss
 
 
 def cpu_time(pid):
@@ -114,7 +115,7 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None):
                     how = how or "stopped"
                 elif more is False:
                     poller.unregister(fd)
-    status = 0
+    status = rss = 0
     if pid is not None:
         if how != "exited":
             for kill in (os.killpg, os.kill):
@@ -124,7 +125,7 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None):
                     pass
         _, status, usage = os.wait4(pid, 0)
         os.close(pidfd)
-        cpu = usage.ru_utime + usage.ru_stime
+        cpu, rss = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
     for fd, _, _ in readers:  # what is already there; descendants may hold the pipe open
         for _ in range(64):
             if take(fd) is not True:
@@ -134,7 +135,7 @@ def supervise(pid, cpu_limit, wall_limit, readers=(), watch=None):
     if how == "exited" and os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
         if cpu >= cpu_limit * 0.99:
             how = "timeout"  # the CPU rlimit fired before we looked
-    return Outcome(how, status, cpu, time.monotonic() - start, [bytes(b) for b in bufs])
+    return Outcome(how, status, cpu, time.monotonic() - start, [bytes(b) for b in bufs], rss)
 
 
 def tail(raw):

@@ -1,0 +1,730 @@
+"""Task kind ``cases``: a program built once, then run afresh for each case; the worker judges every run.
+
+This is how contest judges (DOMjudge, Kattis) run a submission, in every
+language: the build once per program, then each test case a fresh process of
+the built program under the problem's per-case CPU time and memory limits,
+its output compared outside the program.  The job (made by
+:mod:`passatk.execute.contest`)::
+
+    {"kind": "cases", "language": "cpp", "source": main file's text, "file": "main.cpp",
+     "files": {name: text},                  # the submission's other files
+     "steps": [build steps..., run step],    # as for ``program`` jobs (:mod:`.compiled`)
+     "cases": [[input, answer], ...], "names": [case names],
+     "time_limit": CPU seconds a case, "memory_mb": a case's memory, "output_mb": output limit,
+     "compare": {"case_sensitive": False, "space_change_sensitive": False,
+                 "float_absolute_tolerance": None, "float_relative_tolerance": None}
+                 or {"rule": "lines" | "apps" | "livecodebench"},
+     "checker": None or {"type": "kattis" | "testlib", "argv": [...], "args": [...],
+                         "interactive": bool, "cpu": seconds, "memory_mb": MiB},
+     "all_cases": bool}
+
+Who holds what.  The sample's process (forked from the zygote, :func:`serve`)
+receives the program and its files, runs the build steps and then, for each
+case the worker asks for, runs the built program once on descriptors the
+worker made and sent it (the case's input in a memfd, pipes for its output),
+and reports how that run ended (CPU, wall, peak memory, exit status or
+signal).  It never receives an answer, a checker or a verdict.  The worker
+reads each run's output on its own pipe, compares it (:func:`compare`) or
+hands it to the problem's checker, a trusted program the worker starts in a
+process of its own (never the submission's), with the input and the answer
+in memfds of its own.  For an interactive problem the worker starts the
+validator and relays bytes between it and the program both ways, counting
+them; the validator decides.
+
+Verdicts as judges give them (each case's, and the job's: its first failing
+case's, in case order): ``accepted``, ``wrong_answer``, ``time_limit_exceeded``,
+``memory_limit_exceeded``, ``run_time_error``, ``output_limit_exceeded``,
+``no_output`` (DOMjudge's: exit 0 and nothing written where an answer was
+expected), ``compile_error`` and ``judge_error`` (a checker that crashed, ran
+out of time or answered neither accepted nor wrong: never a pass, never a
+wrong answer).  They map onto passatk's statuses by :data:`STATUS`; the
+verdict's ``output`` is ``{"verdict", "cases": [{"case", "verdict", "cpu",
+"wall", "memory_kb", "detail"}], "build": [...]}``.
+"""
+
+import math
+import os
+import re
+import resource
+import select
+import shutil
+import signal
+import socket
+import tempfile
+import time
+
+from . import steps as _steps_mod
+from . import supervise
+from .channel import memfd, receive, send
+from .compiled import _steps as _decide_steps
+from .compiled import first_error
+from .outputs import stdio_matches
+
+__all__ = ["STATUS", "VERDICTS", "compare", "run_cases", "serve"]
+
+VERDICTS = (
+    "accepted",
+    "wrong_answer",
+    "time_limit_exceeded",
+    "memory_limit_exceeded",
+    "run_time_error",
+    "output_limit_exceeded",
+    "no_output",
+    "compile_error",
+    "judge_error",
+)
+STATUS = {
+    "accepted": "passed",
+    "wrong_answer": "failed",
+    "time_limit_exceeded": "timeout",
+    "memory_limit_exceeded": "oom",
+    "run_time_error": "error",
+    "output_limit_exceeded": "failed",
+    "no_output": "failed",
+    "compile_error": "compile_error",
+    "judge_error": "sandbox_error",
+}
+_GRACE = 10.0
+_TAIL = 4096
+_OOM_MARKS = ("bad_alloc", "OutOfMemoryError", "MemoryError", "out of memory", "Cannot allocate memory", "memory allocation of")
+_KATTIS_AC, _KATTIS_WA = 42, 43
+
+
+# --------------------------------------------------------------------------- #
+# in the sample's process
+# --------------------------------------------------------------------------- #
+def _inside(cwd, name):
+    parts = [p for p in str(name).split("/") if p not in ("", ".")]
+    if not parts or ".." in parts or str(name).startswith("/"):
+        raise ValueError(f"a file name that leaves the run's directory: {name!r}")
+    return os.path.join(cwd, *parts)
+
+
+def _write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
+        fh.write(text)
+
+
+def _run_one(step, path, fds, sock):
+    """One run of the built program on ``fds`` (stdin, stdout, stderr); a message on ``sock`` stops it."""
+    pid = os.fork()
+    if pid == 0:
+        _steps_mod._exec(step, path, *fds)
+    for fd in fds:
+        os.close(fd)
+
+    def on_message():
+        try:
+            name, _, extra = receive(sock)
+        except (EOFError, OSError):
+            return "stopped"
+        for fd in extra:
+            os.close(fd)
+        return "stopped" if name == "stop" else None
+
+    try:
+        outcome = supervise.supervise(pid, step["cpu"], step["wall"], watch={sock.fileno(): on_message})
+    finally:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    status = outcome.status
+    return {
+        "how": outcome.how,
+        "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "cpu": round(outcome.cpu, 4),
+        "wall": round(outcome.wall, 4),
+        "rss": outcome.rss,
+    }
+
+
+def serve(source, channel_fd, spec):
+    """Write the program, build it, then run it once per ``case`` message; never returns."""
+    sock = socket.socket(fileno=channel_fd)
+    cwd = os.getcwd()
+    os.makedirs(os.path.join(cwd, ".tmp"), exist_ok=True)
+    path = _inside(cwd, spec["file"])
+    _write(path, source)
+    for name, text in spec.get("sources", {}).items():
+        _write(_inside(cwd, name), text)
+    for name, target in spec.get("links", {}).items():
+        os.symlink(target, os.path.join(cwd, name))
+    for name in spec.get("dirs", ()):
+        os.makedirs(os.path.join(cwd, name), exist_ok=True)
+    every = spec["steps"]
+    for i, step in enumerate(every[:-1]):
+        report = _steps_mod._step(step, path, None)
+        send(sock, "built", {"step": i, **report})
+        if report["how"] != "exited" or report["code"] != 0:
+            os._exit(0)
+    send(sock, "built", {"step": len(every) - 1, "how": "ready"})
+    run = every[-1]
+    while True:
+        try:
+            name, _, fds = receive(sock)
+        except (EOFError, OSError):
+            break
+        if name != "case" or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            if name == "stop":
+                continue
+            break
+        send(sock, "ran", _run_one(run, path, fds, sock))
+    os._exit(0)
+
+
+# --------------------------------------------------------------------------- #
+# the default output validator (Kattis's and DOMjudge's): tokens, case, space, floats
+# --------------------------------------------------------------------------- #
+_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z|[+-]?(?:inf|infinity|nan)\Z", re.I)
+
+
+def _tokens(text, space_sensitive):
+    if space_sensitive:
+        return [t for t in re.split(r"(\s+)", text) if t]
+    return text.split()
+
+
+def compare(output, answer, flags=None):
+    """``(accepted, why)``: Kattis's default output validator on ``output`` against ``answer`` (both bytes).
+
+    Tokens are separated by whitespace (any run of it is one separator unless
+    ``space_change_sensitive``); letters compare case-insensitively unless
+    ``case_sensitive``; with a float tolerance, a token of the answer that is
+    a number accepts any number within ``float_absolute_tolerance`` or
+    ``float_relative_tolerance`` of it (``float_tolerance`` sets both).  With
+    ``{"rule": name}`` one of passatk's stdio rules (``lines``, ``apps``,
+    ``livecodebench``) decides instead.
+
+    >>> compare(b"Hello  World\\n", b"hello world")
+    (True, '')
+    >>> compare(b"1.0000001\\n", b"1", {"float_tolerance": 1e-6})
+    (True, '')
+    >>> compare(b"1 2 3", b"1 2")[0]
+    False
+    """
+    flags = flags or {}
+    rule = flags.get("rule")
+    if rule is not None:
+        text = output.decode("utf-8", "replace")
+        ok = stdio_matches(rule, text, answer.decode("utf-8", "replace") if isinstance(answer, bytes) else answer)
+        return ok, "" if ok else f"wrong answer {text.strip()[:60]!r}"
+    out = output.decode("utf-8", "replace")
+    ans = answer.decode("utf-8", "replace")
+    space = bool(flags.get("space_change_sensitive"))
+    case = bool(flags.get("case_sensitive"))
+    tol = flags.get("float_tolerance")
+    abs_tol = flags.get("float_absolute_tolerance", tol)
+    rel_tol = flags.get("float_relative_tolerance", tol)
+    got, want = _tokens(out, space), _tokens(ans, space)
+    for i, judge in enumerate(want):
+        if i >= len(got):
+            return False, f"output ended after {i} tokens; the answer has {len(want)}"
+        team = got[i]
+        if (abs_tol is not None or rel_tol is not None) and _FLOAT.match(judge):
+            if not _FLOAT.match(team):
+                return False, f"token {i + 1}: expected a number near {judge!r}, got {team[:40]!r}"
+            a, b = float(judge), float(team)
+            if a == b or (math.isnan(a) and math.isnan(b)):
+                continue
+            diff = abs(a - b)
+            if (abs_tol is not None and diff <= abs_tol) or (rel_tol is not None and diff <= rel_tol * abs(a)):
+                continue
+            return False, f"token {i + 1}: {team[:40]!r} is not within the tolerance of {judge!r}"
+        if team == judge or (not case and team.lower() == judge.lower()):
+            continue
+        return False, f"token {i + 1}: expected {judge[:40]!r}, got {team[:40]!r}"
+    if len(got) > len(want):
+        return False, f"{len(got) - len(want)} token(s) more than the answer, from {got[len(want)][:40]!r}"
+    return True, ""
+
+
+# --------------------------------------------------------------------------- #
+# trusted programs (checkers, validators) in processes of their own, in the worker's sandbox
+# --------------------------------------------------------------------------- #
+def _spawn(argv, env, cwd, stdin, stdout, stderr, passed, cpu, memory_bytes):
+    """Fork and exec ``argv`` with its streams, ``passed`` descriptors at 3, 4, ... and its limits; the pid."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setpgid(0, 0)
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            os.chdir(cwd)
+            moved = [os.dup(fd) for fd in passed]  # out of the way of the targets below
+            os.dup2(stdin, 0)
+            os.dup2(stdout, 1)
+            os.dup2(stderr, 2)
+            for i, fd in enumerate(moved):
+                os.dup2(fd, 3 + i)
+            os.closerange(3 + len(moved), 65536)
+            soft = int(math.ceil(cpu)) + 1
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
+            if memory_bytes:
+                hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+                limit = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            os.execvpe(argv[0], argv, env)
+        except BaseException as exc:
+            try:
+                os.write(2, f"passatk: cannot run the checker {argv[0]!r}: {exc}\n".encode())
+            except OSError:
+                pass
+        finally:
+            os._exit(127)
+    return pid
+
+
+def _checker_env(home):
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8", "TMPDIR": home}
+
+
+def _feedback(directory):
+    """What a Kattis validator wrote in its feedback directory (judgemessage.txt first)."""
+    for name in ("judgemessage.txt", "teammessage.txt"):
+        try:
+            with open(os.path.join(directory, name), "rb") as fh:
+                text = fh.read(2000).decode("utf-8", "replace").strip()
+        except OSError:
+            continue
+        if text:
+            return text[:200]
+    return ""
+
+
+def _checker_argv(checker, inp, out, ans, feedback):
+    """The checker's command line: ``{input}``, ``{answer}``, ``{output}``, ``{feedback}`` are the files' paths."""
+    if checker["type"] == "testlib":
+        tail = [inp, out, ans]
+    else:
+        tail = [inp, ans, feedback + "/"]
+    return [*checker["argv"], *tail, *checker.get("args", ())]
+
+
+def _judge_error(what, checker, detail):
+    return "judge_error", f"the {what} {checker.get('name') or checker['argv'][-1]} {detail}"
+
+
+def _check(checker, case_input, answer, output, cfg):
+    """``(verdict, detail)`` from the problem's checker on one run's output (never the submission's process)."""
+    base = tempfile.mkdtemp(prefix="passatk-check-")
+    feedback = os.path.join(base, "feedback")
+    os.mkdir(feedback)
+    fds = [memfd(case_input, "input"), memfd(answer, "answer"), memfd(output, "output")]
+    err_r, err_w = os.pipe()
+    out_r, out_w = os.pipe()
+    try:
+        paths = [f"/proc/self/fd/{3 + i}" for i in range(3)]
+        argv = _checker_argv(checker, paths[0], paths[2], paths[1], feedback)
+        stdin = fds[2] if checker["type"] != "testlib" else os.open(os.devnull, os.O_RDONLY)
+        cpu = float(checker.get("cpu") or 30.0)
+        memory = int(checker.get("memory_mb") or 2048) << 20
+        pid = _spawn(argv, _checker_env(base), base, stdin, out_w, err_w, fds, cpu, memory)
+        if stdin not in fds:
+            os.close(stdin)
+        os.close(err_w)
+        os.close(out_w)
+        err_w = out_w = None
+        outcome = supervise.supervise(pid, cpu, cpu * 3 + 5, [(out_r, _TAIL, "tail"), (err_r, _TAIL, "tail")])
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        said = (outcome.buffers[1] or outcome.buffers[0]).decode("utf-8", "replace").strip()[-200:]
+        message = _feedback(feedback) or said
+        if outcome.how == "timeout":
+            return _judge_error("checker", checker, f"ran out of time (CPU {outcome.cpu:.2f} s)")
+        if not os.WIFEXITED(outcome.status):
+            return _judge_error("checker", checker, f"was killed by signal {os.WTERMSIG(outcome.status)}: {said}")
+        code = os.WEXITSTATUS(outcome.status)
+        if checker["type"] == "testlib":
+            if code == 0:
+                return "accepted", ""
+            if code in (1, 2):  # wrong answer, presentation error
+                return "wrong_answer", message
+            return _judge_error("checker", checker, f"failed (exit status {code}): {message}")
+        if code == _KATTIS_AC:
+            return "accepted", ""
+        if code == _KATTIS_WA:
+            return "wrong_answer", message
+        return _judge_error("output validator", checker, f"exited {code}, neither 42 nor 43: {message}")
+    finally:
+        for fd in (*fds, err_r, out_r, err_w, out_w):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- #
+# in the worker
+# --------------------------------------------------------------------------- #
+class _Gone(Exception):
+    """The sample's process ended (or stopped answering) before it should have."""
+
+
+def _await(ctrl, zyg, wall):
+    """The sample's process's next message, or :class:`_Gone`."""
+    poller = select.poll()
+    poller.register(ctrl, select.POLLIN)
+    poller.register(zyg.sock, select.POLLIN)
+    deadline = time.monotonic() + wall
+    while (left := deadline - time.monotonic()) > 0:
+        for fd, _ in poller.poll(left * 1000):
+            if fd == ctrl.fileno():
+                try:
+                    name, data, extra = receive(ctrl)
+                except (EOFError, OSError):
+                    raise _Gone("the program's process ended") from None
+                for x in extra:
+                    os.close(x)
+                return name, data
+            if zyg.on_readable(ends=True) == "exited":
+                raise _Gone("the program's process ended")
+    raise _Gone("the program's process did not answer in time")
+
+
+def _oom(report, stderr, memory_bytes):
+    text = stderr.decode("utf-8", "replace")
+    if any(m in text for m in _OOM_MARKS):
+        return True
+    return bool(memory_bytes) and report.get("rss", 0) * 1024 >= 0.9 * memory_bytes
+
+
+def _ended(report, stderr, memory_bytes):
+    """The verdict of a run that did not end well (time, memory, crash), or None."""
+    if report["how"] == "timeout":
+        return "time_limit_exceeded", f"CPU {report['cpu']:.2f} s"
+    if report.get("signal") is not None or report.get("code") not in (0, None):
+        what = f"killed by signal {report['signal']}" if report.get("signal") is not None else f"exit status {report['code']}"
+        tail = supervise.tail(stderr)
+        if _oom(report, stderr, memory_bytes):
+            return "memory_limit_exceeded", what + (f": {tail}" if tail else "")
+        return "run_time_error", what + (f": {tail}" if tail else "")
+    return None
+
+
+def _plain_case(job, run, ctrl, zyg, case_input, answer, cfg):
+    """One run on one case's input; (verdict, detail, report)."""
+    in_fd = memfd(case_input, "stdin")
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        send(ctrl, "case", {}, [in_fd, out_w, err_w])
+    finally:
+        for fd in (in_fd, out_w, err_w):
+            os.close(fd)
+    got = []
+
+    def on_ctrl():
+        try:
+            name, data, extra = receive(ctrl)
+        except (EOFError, OSError):
+            return "exited"
+        for x in extra:
+            os.close(x)
+        if name == "ran":
+            got.append(data)
+            return "exited"
+        return None
+
+    limit = int(job.get("output_mb") or 8) << 20
+    try:
+        waited = supervise.supervise(
+            None,
+            None,
+            run["wall"] + _GRACE,
+            [(out_r, limit, "head"), (err_r, _TAIL, "tail")],
+            watch={ctrl.fileno(): on_ctrl, zyg.sock.fileno(): lambda: zyg.on_readable(ends=True)},
+        )
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+    if waited.how == "stopped":  # past the output limit: its pipe is closed, so it ends (SIGPIPE) or runs out of time
+        send(ctrl, "stop", {})
+        name, data = _await(ctrl, zyg, run["wall"] + _GRACE)
+        return "output_limit_exceeded", f"more than {limit >> 20} MiB of output", data
+    if not got:
+        raise _Gone("the program's process ended during a case")
+    report = got[0]
+    out, err = waited.buffers
+    bad = _ended(report, err, run.get("memory_bytes"))
+    if bad is not None:
+        return (*bad, report)
+    if job.get("checker"):
+        verdict, detail = _check(job["checker"], case_input, answer, out, cfg)
+    else:
+        ok, detail = compare(out, answer, job.get("compare"))
+        verdict = "accepted" if ok else "wrong_answer"
+    if verdict == "wrong_answer" and not out and answer.strip():
+        return "no_output", "the program wrote nothing", report
+    return verdict, detail, report
+
+
+def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
+    """One run against the problem's interactive validator, bytes relayed through this process."""
+    checker = job["checker"]
+    sub_in_r, sub_in_w = os.pipe()
+    sub_out_r, sub_out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        send(ctrl, "case", {}, [sub_in_r, sub_out_w, err_w])
+    finally:
+        for fd in (sub_in_r, sub_out_w, err_w):
+            os.close(fd)
+    base = tempfile.mkdtemp(prefix="passatk-interact-")
+    feedback = os.path.join(base, "feedback")
+    os.mkdir(feedback)
+    files = [memfd(case_input, "input"), memfd(answer, "answer")]
+    val_in_r, val_in_w = os.pipe()
+    val_out_r, val_out_w = os.pipe()
+    val_err_r, val_err_w = os.pipe()
+    cpu = float(checker.get("cpu") or 30.0)
+    argv = [*checker["argv"], "/proc/self/fd/3", "/proc/self/fd/4", feedback + "/", *checker.get("args", ())]
+    pid = _spawn(
+        argv, _checker_env(base), base, val_in_r, val_out_w, val_err_w, files, cpu, int(checker.get("memory_mb") or 2048) << 20
+    )
+    for fd in (val_in_r, val_out_w, val_err_w):
+        os.close(fd)
+    pidfd = os.pidfd_open(pid)
+    for fd in (sub_out_r, val_out_r, sub_in_w, val_in_w, err_r, val_err_r):
+        os.set_blocking(fd, False)
+    pending = {sub_in_w: bytearray(), val_in_w: bytearray()}  # bytes on their way to each reader
+    route = {sub_out_r: val_in_w, val_out_r: sub_in_w}
+    open_w = {sub_in_w, val_in_w}
+    tails = {err_r: bytearray(), val_err_r: bytearray()}
+    limit = int(job.get("output_mb") or 8) << 20
+    sent = {sub_out_r: 0, val_out_r: 0}
+    report = val_status = None
+    order = []  # which of "program" and "validator" ended first
+    wall = run["wall"] + _GRACE
+    poller = select.poll()
+    for fd in (sub_out_r, val_out_r, err_r, val_err_r, ctrl.fileno(), zyg.sock.fileno(), pidfd):
+        poller.register(fd, select.POLLIN)
+    start = time.monotonic()
+    stopped = gone = False
+
+    def close_w(fd):
+        if fd in open_w:
+            open_w.discard(fd)
+            pending[fd].clear()
+            try:
+                poller.unregister(fd)
+            except KeyError:
+                pass
+            os.close(fd)
+
+    try:
+        while report is None or val_status is None:
+            left = wall - (time.monotonic() - start)
+            if left <= 0:
+                break
+            for fd, ev in poller.poll(left * 1000):
+                if fd in route:
+                    try:
+                        chunk = os.read(fd, 65536)
+                    except BlockingIOError:
+                        continue
+                    if not chunk:
+                        poller.unregister(fd)
+                        target = route[fd]
+                        if target in open_w and not pending[target]:
+                            close_w(target)
+                        continue
+                    sent[fd] += len(chunk)
+                    target = route[fd]
+                    if fd == sub_out_r and sent[fd] > limit:
+                        stopped = True
+                    if target in open_w:
+                        pending[target] += chunk
+                        poller.register(target, select.POLLOUT)
+                elif fd in pending:
+                    if ev & (select.POLLERR | select.POLLHUP):
+                        close_w(fd)
+                        continue
+                    try:
+                        n = os.write(fd, pending[fd])
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        close_w(fd)
+                        continue
+                    del pending[fd][:n]
+                    if not pending[fd]:
+                        poller.modify(fd, 0)
+                elif fd in tails:
+                    try:
+                        chunk = os.read(fd, 65536)
+                    except BlockingIOError:
+                        continue
+                    if not chunk:
+                        poller.unregister(fd)
+                        continue
+                    tails[fd] += chunk
+                    del tails[fd][:-_TAIL]
+                elif fd == pidfd:
+                    _, val_status, _ = os.wait4(pid, 0)
+                    poller.unregister(pidfd)
+                    order.append("validator")
+                    close_w(sub_in_w)  # the program reads end of input from here on
+                    if os.WIFEXITED(val_status) and os.WEXITSTATUS(val_status) == _KATTIS_WA and report is None:
+                        send(ctrl, "stop", {})  # a wrong answer decides: no need to wait for the program
+                elif fd == ctrl.fileno():
+                    try:
+                        name, data, extra = receive(ctrl)
+                    except (EOFError, OSError):
+                        gone = True
+                        break
+                    for x in extra:
+                        os.close(x)
+                    if name == "ran":
+                        report = data
+                        order.append("program")
+                        poller.unregister(ctrl.fileno())
+                        if not pending[val_in_w]:
+                            close_w(val_in_w)
+                else:
+                    if zyg.on_readable(ends=True) == "exited":
+                        gone = True
+                        break
+            if gone:
+                break
+            if stopped and report is None:
+                send(ctrl, "stop", {})
+                stopped = "sent"
+    finally:
+        if val_status is None:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _, val_status, _ = os.wait4(pid, 0)
+            val_status = ("killed", val_status)
+        os.close(pidfd)
+        for fd in (sub_out_r, val_out_r, err_r, val_err_r, *files):
+            os.close(fd)
+        for fd in list(open_w):
+            close_w(fd)
+        message = _feedback(feedback)
+        shutil.rmtree(base, ignore_errors=True)
+    if gone:
+        raise _Gone("the program's process ended during a case")
+    if report is None:
+        send(ctrl, "stop", {})
+        report = _await(ctrl, zyg, run["wall"] + _GRACE)[1]
+    said = message or bytes(tails[val_err_r]).decode("utf-8", "replace").strip()[-200:]
+    if isinstance(val_status, tuple):
+        return (*_judge_error("interactive validator", checker, "did not end within the case's time"), report)
+    if not os.WIFEXITED(val_status):
+        return (*_judge_error("interactive validator", checker, f"was killed by signal {os.WTERMSIG(val_status)}"), report)
+    code = os.WEXITSTATUS(val_status)
+    if code == _KATTIS_WA and (order[0] == "validator" or report["how"] != "timeout"):
+        return "wrong_answer", said, report
+    if stopped:
+        return "output_limit_exceeded", f"more than {limit >> 20} MiB of output", report
+    bad = _ended(report, bytes(tails[err_r]), run.get("memory_bytes"))
+    if bad is not None:
+        return (*bad, report)
+    if code == _KATTIS_AC:
+        return "accepted", "", report
+    if code == _KATTIS_WA:
+        return "wrong_answer", said, report
+    return (*_judge_error("interactive validator", checker, f"exited {code}, neither 42 nor 43: {said}"), report)
+
+
+def _build_failed(report):
+    why = {"timeout": f"the build timed out (CPU {report['cpu']:.2f} s)", "stopped": "the build wrote too much"}
+    detail = why.get(report["how"]) or first_error(report.get("output", ""))
+    if report["how"] == "exited" and any(m in report.get("output", "") for m in _OOM_MARKS):
+        detail = "the build ran out of memory: " + detail
+    return detail
+
+
+def run_cases(job, cfg, zyg):
+    """Build once, run each case afresh; ``((status, detail), cpu, wall, passed, output)`` for :func:`.kinds.run_job`."""
+    time_limit = float(job.get("time_limit") or cfg["timeout"])
+    raw = [dict(s) for s in job["steps"]]
+    if job.get("memory_mb"):
+        raw[-1]["memory_mb"] = int(job["memory_mb"])
+    every = _decide_steps({"steps": raw, "timeout": time_limit}, cfg)
+    run = every[-1]
+    cases = job["cases"]
+    names = job.get("names") or [str(i + 1) for i in range(len(cases))]
+    builds = every[:-1]
+    cpu_budget = sum(s["cpu"] for s in builds) + len(cases) * (run["cpu"] + 0.5) + 5.0
+    wall_budget = sum(s["wall"] for s in builds) + len(cases) * (run["wall"] + 1.0) + 5.0
+    memories = [s["memory_bytes"] for s in every]
+    memory = None if any(m is None for m in memories) else max(memories)
+    ctrl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    spec = {"file": job["file"], "steps": every, **{k: job[k] for k in ("links", "dirs") if k in job}}
+    if job.get("files"):  # (the zygote's own "files" are a run job's, in a memfd)
+        spec["sources"] = job["files"]
+    devnull = cfg["devnull"]
+    try:
+        zyg.start(
+            "cases",
+            job["source"],
+            cpu_budget,
+            wall_budget,
+            devnull,
+            devnull,
+            devnull,
+            channel=theirs.fileno(),
+            memory_bytes=memory,
+            **spec,
+        )
+    finally:
+        theirs.close()
+    results, build, first, passed = [], [], None, 0
+    cpu_used = wall_used = 0.0
+    try:
+        try:
+            while True:
+                _, report = _await(ctrl, zyg, sum(s["wall"] for s in builds) + _GRACE)
+                if report.get("how") == "ready":
+                    break
+                build.append({k: report.get(k) for k in ("how", "code", "cpu", "wall", "output")})
+                cpu_used, wall_used = cpu_used + report["cpu"], wall_used + report["wall"]
+                if report["how"] != "exited" or report["code"] != 0:
+                    first = ("compile_error", _build_failed(report))
+                    break
+        except _Gone as exc:
+            first = ("judge_error", f"the build's process ended without a report ({exc})")
+        if first is None:
+            one = _interactive_case if (job.get("checker") or {}).get("interactive") else _plain_case
+            for name, (case_input, answer) in zip(names, cases):
+                data_in = case_input.encode("utf-8", "surrogatepass") if isinstance(case_input, str) else case_input
+                data_ans = answer.encode("utf-8", "surrogatepass") if isinstance(answer, str) else answer
+                try:
+                    verdict, detail, report = one(job, run, ctrl, zyg, data_in, data_ans, cfg)
+                except _Gone as exc:
+                    verdict, detail, report = "run_time_error", f"the program's process ended ({exc})", {}
+                cpu_used += report.get("cpu", 0.0)
+                wall_used += report.get("wall", 0.0)
+                results.append(
+                    {
+                        "case": name,
+                        "verdict": verdict,
+                        "cpu": report.get("cpu", 0.0),
+                        "wall": report.get("wall", 0.0),
+                        "memory_kb": report.get("rss", 0),
+                        **({"detail": detail[:300]} if detail else {}),
+                    }
+                )
+                if verdict == "accepted":
+                    passed += 1
+                    continue
+                first = first or (verdict, f"case {name}: {detail}" if detail else f"case {name}")
+                if not job.get("all_cases") or verdict in ("judge_error",) or not report:
+                    break
+    finally:
+        ctrl.close()
+        zyg.finish(_GRACE, linger=0.5)
+    verdict, detail = first or ("accepted", "")
+    output = {"verdict": verdict, "cases": results, "build": build}
+    return (STATUS[verdict], detail[:300]), cpu_used, wall_used, passed, output
