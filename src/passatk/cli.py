@@ -20,14 +20,28 @@ from passatk.results import Results, warn_if_duplicated
 app = typer.Typer(
     help="Unbiased pass@k with error bars, sandboxed verifiers and pass@k-aware RL weights.",
     no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
     add_completion=False,
     pretty_exceptions_enable=False,
 )
 console = Console()
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from passatk import __version__
+
+        typer.echo(f"passatk {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", callback=_print_version, is_eager=True, help="Print passatk's version and exit."),
+    ] = False,
+) -> None:
     """Unbiased pass@k with error bars, sandboxed verifiers and pass@k-aware RL weights."""
 
 
@@ -68,6 +82,7 @@ FormatOption = Annotated[
     str | None,
     typer.Option("--format", help="table (default), json (the same as --json) or markdown (GitHub-flavoured)."),
 ]
+TableJsonFormat = Annotated[str | None, typer.Option("--format", help="table (default) or json (the same as --json).")]
 #: Exit statuses: 1 is a CI gate that failed (--fail-under, --fail-if-worse), 2 an error.
 GATE_FAILED, ERROR = 1, 2
 
@@ -78,14 +93,48 @@ def fail(message: str) -> None:
     raise typer.Exit(ERROR)
 
 
-def output_format(fmt: str | None, as_json: bool) -> str:
+def output_format(fmt: str | None, as_json: bool, allowed: Sequence[str] = ("table", "json", "markdown")) -> str:
     """The output format asked for by ``--format`` and ``--json`` (which must not disagree)."""
     fmt = fmt or ("json" if as_json else "table")
-    if fmt not in ("table", "json", "markdown"):
-        fail(f"--format must be table, json or markdown; got {fmt!r}.")
+    if fmt not in allowed:
+        fail(f"--format must be {', '.join(allowed[:-1])} or {allowed[-1]}; got {fmt!r}.")
     if as_json and fmt != "json":
         fail(f"--json and --format {fmt} ask for two formats; give one.")
     return fmt
+
+
+def relay_warnings(caught) -> None:
+    """Print the warnings passatk's own code raised as ``passatk: warning: ...``; drop the rest.
+
+    Warnings raised while parsing or running a sample's code (a
+    ``SyntaxWarning: invalid escape sequence`` from MBPP's regular
+    expressions, a library's ``DeprecationWarning``) are the sample's, not
+    passatk's, and are not shown as passatk's own.
+    """
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    for w in caught:
+        ours = w.category.__module__.split(".")[0] == "passatk" or os.path.abspath(str(w.filename)).startswith(package)
+        if ours and not issubclass(w.category, (SyntaxWarning, DeprecationWarning)):
+            typer.echo(f"passatk: warning: {w.message}", err=True)
+
+
+def print_lines(lines: Sequence[str], *, err: bool = True) -> None:
+    """Print notes and warnings, one per line (on stderr by default, so that --json stays parseable)."""
+    for line in lines:
+        typer.echo(line, err=err)
+
+
+def fit_width(table_of, names):
+    """A table with the models' full names if it fits the terminal, else with letters (and the labels, for the legend)."""
+    from passatk.report import model_labels
+
+    table = table_of(None)
+    if console.measure(table, options=console.options.update_width(100_000)).maximum <= console.width:
+        return table, {}
+    labels = model_labels(names)  # long names become letters; short ones stay (the table then folds its cells)
+    if all(label == name for name, label in labels.items()):
+        return table, {}
+    return table_of(labels), labels
 
 
 def step_summary(markdown: str) -> None:
@@ -176,7 +225,7 @@ def score(
         fail("`--audit` bounds how far pass@k is inflated by verifier holes; it needs --metric pass@k.")
     models = load_models(files, scorer)
     ks = parse_ks(k, list(models.values()))
-    records = {}
+    records, notes = {}, []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for name, res in models.items():
@@ -184,9 +233,14 @@ def score(
             try:
                 records[name] = score_record(res, ks, level=level, method=ci, target=target, rng=seed, metric=metric)
             except ValueError as exc:
-                fail(f"{res.source or name}: {exc}")
-    for w in caught:
-        typer.echo(f"passatk: warning: {w.message}", err=True)
+                if target != "population" or len(res) >= 2:
+                    fail(f"{res.source or name}: {exc}")
+                records[name], note = _one_problem_record(res, ks, level=level, ci=ci, seed=seed, metric=metric)
+                notes.append(f"passatk: note: {res.source or name}: {note}")
+    relay_warnings(caught)
+    from passatk.report import score_warnings
+
+    print_lines(notes + [f"passatk: {w}" for w in score_warnings(records)])
     holes = _audit_report().attach_holes(records, models, ks, audit, fail) if audit is not None else None
     markdown = score_markdown(records)
     if fmt == "json":
@@ -202,6 +256,40 @@ def score(
     step_summary(markdown)
     if thresholds is not None:
         gate(below_thresholds(records, thresholds), "--fail-under")
+
+
+def _one_problem_record(res: Results, ks: list[int], *, level: float, ci: str, seed: int, metric: str) -> tuple[dict, str]:
+    """The record of a single problem, whose population SE cannot be computed: the fixed-target SE, and why.
+
+    Where even that needs more samples (n < 2k) the estimate stands alone (SE and interval ``null``).
+    """
+    from passatk._provenance import provenance
+    from passatk.estimators import pass_at_k, pass_hat_k
+    from passatk.report import score_dict
+
+    rec = {
+        **provenance([res.source], {"k": ks, "metric": metric, "ci": ci, "level": level, "target": "fixed", "seed": seed}),
+        "metric": metric, "problems": len(res), "samples": int(res.n.sum()), "level": level, "method": ci, "target": "fixed",
+        "pass_at_k": {},
+    }  # fmt: skip
+    missing = []
+    for k in ks:
+        try:
+            rec["pass_at_k"][str(k)] = score_dict(res, [k], level=level, method=ci, target="fixed", rng=seed, metric=metric)[
+                "pass_at_k"
+            ][str(k)]
+        except ValueError:
+            estimate = (pass_at_k if metric == "pass@k" else pass_hat_k)(res.n, res.c, k)
+            rec["pass_at_k"][str(k)] = {"estimate": float(estimate.mean()), "se": None, "ci": None}
+            missing.append(k)
+    note = (
+        "one problem: a standard error over the population of problems needs at least 2, so the SE and interval "
+        "shown are --target fixed's (the sampling noise of this problem alone)"
+    )
+    if missing:
+        note += f"; at k = {', '.join(map(str, missing))} that needs n >= 2k samples, so the estimate stands alone"
+    rec["se_note"] = note + "."
+    return rec, note + "."
 
 
 def _auto_lines(records: dict[str, dict]) -> list[str]:
@@ -247,6 +335,7 @@ def curve(
     level: Annotated[float, typer.Option("--level", help="Confidence level of the bands and intervals.")] = 0.95,
     seed: SeedOption = 0,
     as_json: JsonOption = False,
+    fmt: TableJsonFormat = None,
     metric: MetricOption = "pass@k",
     band: Annotated[
         bool,
@@ -260,8 +349,9 @@ def curve(
 ) -> None:
     """pass@k (or pass^k) against k (log2 grid) with confidence bands, crossings between models, and opt-in points beyond n."""
     from passatk.curves import curves
-    from passatk.report import band_lines, crossover_lines, curve_table
+    from passatk.report import band_lines, crossover_lines, crossover_warnings, curve_table, legend_lines
 
+    as_json = output_format(fmt, as_json, ("table", "json")) == "json"
     models = load_models(files, scorer)
     ks = None if k is None else parse_ks(k)
     try:
@@ -279,12 +369,16 @@ def curve(
         fail(str(exc))
     except (OSError, ValueError) as exc:
         fail(f"could not write the figure: {exc}")
+    stats = [f"passatk: {w}" for w in crossover_warnings(result.crossovers)]
     if as_json:
+        print_lines(stats)
         typer.echo(json.dumps(result.to_dict(), indent=2))
         return
-    console.print(curve_table(result))
-    for line in crossover_lines(result.crossovers) + band_lines(result):
+    table, labels = fit_width(lambda labels: curve_table(result, labels), result.summaries)
+    console.print(table)
+    for line in legend_lines(labels) + crossover_lines(result.crossovers) + band_lines(result):
         console.print(line, highlight=False)
+    print_lines(stats)
     for path in (plot, problems_plot):
         if path is not None:
             console.print(f"wrote {path}", highlight=False)
@@ -319,7 +413,15 @@ def report_cmd(
     target: TargetOption = "population",
     seed: SeedOption = 0,
     title: Annotated[str | None, typer.Option("--title", help="Title of the page. Default: the models' names.")] = None,
-    as_json: JsonOption = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help='Print, instead of the "wrote" line, a JSON object: the page\'s "path", its size in "bytes", and '
+            '"score", the `passatk score --json` records shown in it.',
+        ),
+    ] = False,
+    fmt: TableJsonFormat = None,
 ) -> None:
     """One HTML page per run: pass@k with error bars, curves, comparisons, every problem and its samples.
 
@@ -327,6 +429,7 @@ def report_cmd(
     it opens from disk with no network. Its numbers are `passatk score --json`'s
     for the same options.
     """
+    as_json = output_format(fmt, as_json, ("table", "json")) == "json"
     models = load_models(files)
     ks = parse_ks(k, list(models.values()))
     info = _write_report(models, output, ks, level=level, method=ci, target=target, rng=seed, title=title)
@@ -366,7 +469,7 @@ def compare_cmd(
 
     from passatk._provenance import provenance
     from passatk.gates import worse_than_baseline
-    from passatk.report import compare_markdown, compare_table, excluded_lines
+    from passatk.report import compare_markdown, compare_table, compare_warnings, excluded_lines, legend_lines
     from passatk.uncertainty import compare, compare_all
 
     fmt = output_format(fmt, as_json)
@@ -391,9 +494,11 @@ def compare_cmd(
     elif fmt == "markdown":
         typer.echo(markdown)
     else:
-        console.print(compare_table(records))
-        for line in excluded_lines(records):
+        table, labels = fit_width(lambda labels: compare_table(records, labels), models)
+        console.print(table)
+        for line in legend_lines(labels) + excluded_lines(records):
             typer.echo(line)
+    print_lines([f"passatk: {w}" for w in compare_warnings(records)])
     step_summary(markdown)
     if fail_if_worse:
         gate(worse_than_baseline(records, 1.0 - level), "--fail-if-worse")
@@ -413,7 +518,7 @@ def plan_cmd(
     alpha: Annotated[float, typer.Option("--alpha", help="Two-sided significance level.")] = 0.05,
     power: Annotated[float, typer.Option("--power", help="Probability of detecting --delta.")] = 0.8,
     n: Annotated[
-        str | None, typer.Option("--n", help="Samples per problem to plan for, e.g. 1,10,100. Default: k x 1,2,5,...,100.")
+        str | None, typer.Option("-n", "--n", help="Samples per problem to plan for, e.g. 1,10,100. Default: k x 1,2,5,...,100.")
     ] = None,
     omega: Annotated[
         float | None, typer.Option("--omega", help="Stated SD across problems of the true per-problem difference.")
@@ -423,6 +528,7 @@ def plan_cmd(
         float, typer.Option("--correlation", help="One-model pilot: assumed correlation of the two models' pass@k.")
     ] = 0.75,
     as_json: JsonOption = False,
+    fmt: TableJsonFormat = None,
     metric: MetricOption = "pass@k",
     scorer: ScorerOption = None,
 ) -> None:
@@ -430,6 +536,7 @@ def plan_cmd(
     from passatk.report import plan_lines, plan_table
     from passatk.uncertainty import plan_comparison
 
+    as_json = output_format(fmt, as_json, ("table", "json")) == "json"
     models = list(load_models(pilot, scorer).values()) if pilot else None
     ns = None if n is None else parse_ks(n)
     try:
@@ -486,21 +593,49 @@ def _run_evaluation(samples: Path, *, quiet: bool, **options):
         speed = f"{rate / (time.monotonic() - start):.0f} samples/s" if rate else ""
         bar.update(task, completed=done, total=total, rate=f"{passed / done:.1%}" if done else "-", speed=speed)
 
+    done = [0, None]
+
+    def progress_and_count(n: int, total: int, passed: int) -> None:
+        done[:] = [n, total]
+        progress(n, total, passed)
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             with bar:
-                result = run_evaluation(samples, progress=progress, **options)
+                result = run_evaluation(samples, progress=progress_and_count, **options)
         except (ValueError, FileNotFoundError, ImportError) as exc:
             fail(str(exc))
         except SandboxError as exc:
             fail(f"sandbox: {exc}")
-    for w in caught:
-        typer.echo(f"passatk: warning: {w.message}", err=True)
+        except KeyboardInterrupt:
+            _interrupted(samples, options.get("out"), *done)
+    relay_warnings(caught)
     if not quiet:
         for line in evaluation_lines(result):
             typer.echo(line, err=True)
     return result
+
+
+def _interrupted(samples: Path, out: Path | None, done: int, total: int | None) -> None:
+    """After Ctrl-C: what was saved, and the command that resumes the run (exit status 130, as for SIGINT)."""
+    import shlex
+
+    results = Path(out) if out is not None else samples.with_name(samples.name + "_results.jsonl")
+    journal = Path(str(results) + ".journal")
+    of = f" of {total:,}" if total else ""
+    args = [a for a in sys.argv[1:] if a != "--fresh"]
+    command = "passatk " + shlex.join(args) if args and args[0] in ("evaluate", "demo") else "the same passatk evaluate command"
+    if journal.exists():
+        saved = f"{done:,}{of} samples had a verdict; every verdict decided so far is saved in {journal}"
+    else:
+        saved = f"{done:,}{of} samples had a verdict; no journal was written yet ({journal})"
+    typer.echo(f"\npassatk: interrupted: {saved}. No results file was written ({results}).", err=True)
+    if args and args[0] == "demo":
+        typer.echo("Resume: the demo starts over each time; run `passatk evaluate` on its samples file to resume.", err=True)
+    else:
+        typer.echo(f"Resume (runs only what the journal lacks): {command}", err=True)
+    raise typer.Exit(130)
 
 
 SandboxOption = Annotated[
@@ -571,6 +706,12 @@ def evaluate(
     ] = None,
     quiet: QuietOption = False,
     as_json: JsonOption = False,
+    fmt: FormatOption = None,
+    level: LevelOption = 0.95,
+    ci: CiOption = "t",
+    target: TargetOption = "population",
+    seed: SeedOption = 0,
+    metric: MetricOption = "pass@k",
 ) -> None:
     """Run every sample against its tests in the sandbox, write the results file, and score it.
 
@@ -579,6 +720,7 @@ def evaluate(
     """
     if dataset is None and problems is None and verifier is None:
         dataset = "humaneval"
+    output_format(fmt, as_json)
     result = _run_evaluation(
         samples,
         quiet=quiet,
@@ -596,10 +738,10 @@ def evaluate(
         backend=backend,
         ray_address=ray_address,
     )
-    score(files=[result.path], k=k, as_json=as_json)
+    score(files=[result.path], k=k, as_json=as_json, fmt=fmt, level=level, ci=ci, target=target, seed=seed, metric=metric)
     if report is not None:
         models = load_models([result.path])
-        info = _write_report(models, report, parse_ks(k, list(models.values())))
+        info = _write_report(models, report, parse_ks(k, list(models.values())), level=level, method=ci, target=target, rng=seed)
         if not quiet:
             typer.echo(f"report: {info['path']} ({info['bytes'] / 1e6:.2f} MB)", err=True)
 
@@ -609,12 +751,16 @@ def demo(
     out_dir: Annotated[
         Path | None, typer.Option("--out-dir", help="Where the demo samples and results go. Default: a new temporary directory.")
     ] = None,
-    n: Annotated[int, typer.Option("-n", help="Samples per problem.")] = 10,
+    n: Annotated[int, typer.Option("-n", "--n", help="Samples per problem.")] = 10,
     workers: WorkersOption = None,
     timeout: TimeoutOption = 3.0,
     sandbox: SandboxOption = "auto",
     quiet: QuietOption = False,
     as_json: JsonOption = False,
+    fmt: FormatOption = None,
+    level: LevelOption = 0.95,
+    ci: CiOption = "t",
+    seed: SeedOption = 0,
 ) -> None:
     """The whole pipeline on built-in samples: HumanEval's canonical solutions and mutants of them.
 
@@ -627,6 +773,7 @@ def demo(
 
     if n < 1:
         fail(f"-n must be at least 1; got {n}.")
+    output_format(fmt, as_json)
     try:
         path = write_demo_samples(out_dir or tempfile.mkdtemp(prefix="passatk-demo-"), n)
     except ValueError as exc:
@@ -636,7 +783,8 @@ def demo(
     result = _run_evaluation(
         path, quiet=quiet, dataset="humaneval", workers=workers, timeout=timeout, sandbox=sandbox, fresh=True
     )
-    score(files=[result.path], k=",".join(str(x) for x in (1, 5, 10) if x <= n), as_json=as_json)
+    ks = ",".join(str(x) for x in (1, 5, 10) if x <= n)
+    score(files=[result.path], k=ks, as_json=as_json, fmt=fmt, level=level, ci=ci, seed=seed)
 
 
 def _audit_report():
@@ -662,12 +810,14 @@ def audit_cmd(
     timeout: Annotated[float, typer.Option("--timeout", help="CPU seconds per run of a program.")] = 3.0,
     sandbox: Annotated[str, typer.Option("--sandbox", help="auto, bwrap or process, as for `evaluate`.")] = "auto",
     as_json: JsonOption = False,
+    fmt: TableJsonFormat = None,
 ) -> None:
     """Find the tests that accept broken solutions: mutate each reference at one site, keep the mutants that are
     wrong on fresh in-domain inputs, and run them against the problem's own tests in the sandbox."""
     from passatk.audit import audit
     from passatk.execute import SandboxError
 
+    as_json = output_format(fmt, as_json, ("table", "json")) == "json"
     try:
         result = audit(
             problems,

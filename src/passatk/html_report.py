@@ -36,11 +36,13 @@ from pathlib import Path
 
 import numpy as np
 
+from passatk._files import user_file_mode
+from passatk._order import natural_key
 from passatk._provenance import file_info
 from passatk.curves import CurvesResult, curves
 from passatk.exceptions import ResultsFormatError
 from passatk.loaders import iter_jsonl
-from passatk.report import compare_rows, crossover_lines, excluded_lines, score_record
+from passatk.report import FEW_PROBLEMS, compare_rows, crossover_lines, crossover_warnings, excluded_lines, score_record
 from passatk.results import Results, warn_if_duplicated
 from passatk.uncertainty import compare, compare_all
 
@@ -60,7 +62,9 @@ STATUSES = ("passed", "failed", "timeout", "error", "oom", "sandbox_error", "unk
 
 #: Okabe & Ito's palette, as in :mod:`passatk.plot` (kept here so the page needs no matplotlib).
 _PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
-_FEW_PROBLEMS = 50  # below this the README's coverage study finds the t interval rough
+_FEW_PROBLEMS = (
+    FEW_PROBLEMS  # below this the coverage study finds the t interval rough (the one threshold of score, compare, curve)
+)
 _PINNED = 1e-3  # pass@k within this of 0 or 1: spread-based intervals collapse
 
 
@@ -194,7 +198,7 @@ def write_report(path: str | os.PathLike, page: str) -> Path:
             fh.write(page)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, user_file_mode())  # as the umask says, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -217,7 +221,7 @@ def _warnings_of(models: Mapping[str, Results], records: Mapping[str, dict], met
         if len(res) < _FEW_PROBLEMS:
             out.append(
                 f"{name}: only {len(res)} problems. Intervals over fewer than {_FEW_PROBLEMS} problems are rough "
-                "(in the README's coverage study a 95% t interval over 20 problems covers a median of 90%); "
+                "(in the coverage study a 95% t interval over 20 problems covers a median of 90%); "
                 "read them as a guide, or try --ci bca.",
             )
         for k, e in records[name]["pass_at_k"].items():
@@ -262,7 +266,7 @@ def _disagreements(models: Mapping[str, Results], cmp, top: int) -> list[dict]:
         i, j = pos_a[t], pos_b[t]
         ra, rb = a.c[i] / a.n[i], b.c[j] / b.n[j]
         rows.append({"task_id": t, "c_a": int(a.c[i]), "n_a": int(a.n[i]), "c_b": int(b.c[j]), "n_b": int(b.n[j]), "d": ra - rb})
-    rows.sort(key=lambda r: (-abs(r["d"]), r["task_id"]))
+    rows.sort(key=lambda r: (-abs(r["d"]), natural_key(r["task_id"])))
     return [r for r in rows[:top] if r["d"] != 0]
 
 
@@ -373,7 +377,11 @@ def report_data(
         "problems": problems,
         "results": models,
         "samples": samples,
-        "warnings": _warnings_of(models, score, method, samples) + notes + mismatched + excluded_lines(cmp_records),
+        "warnings": _warnings_of(models, score, method, samples)
+        + [w.removeprefix("warning: ") for w in crossover_warnings(curve.crossovers)]
+        + notes
+        + mismatched
+        + excluded_lines(cmp_records),
     }
 
 

