@@ -853,22 +853,34 @@ def _job(lang: str, recipe: Recipe, program: str) -> dict:
     return job
 
 
-def program_job(spec: Mapping, completion: str) -> dict:
+def program_job(spec: Mapping, completion: str, *, judged: bool = True) -> dict:
     """The worker job of a HumanEval-X or MultiPL-E problem's ``spec`` (see :func:`detect_problem`) and a completion.
+
+    The one conversion every door uses (``evaluate``, the Verifier, ``/verify``).
+    With ``judged`` (the default) the tests run in a judge program that calls
+    the sample's program over a channel (:mod:`passatk.execute.judged`) where
+    the language and the problem allow it; else, or with ``judged=False``, the
+    tests are compiled into the sample's program as the reference harness does,
+    and the job says ``"judged": False`` (so does its verdict).
 
     Raises
     ------
     ToolchainMissing
         When the language's toolchain is not installed here.
     """
+    from passatk.execute.judged import judged_job
+
     lang = require(spec["language"]).name
     if spec["format"] == "humaneval-x":
-        return _job(lang, humaneval_x_recipe(lang, spec), _humaneval_x_program(lang, spec, completion))
-    tests = spec["tests"]
-    if lang == "rust":
-        tests = _rust_main(tests) or tests
-    program = spec["prompt"] + truncate(completion, spec.get("stop_tokens", ())) + "\n" + tests
-    return _job(lang, multiple_recipe(lang, spec), program)
+        job = _job(lang, humaneval_x_recipe(lang, spec), _humaneval_x_program(lang, spec, completion))
+    else:
+        tests = spec["tests"]
+        if lang == "rust":
+            tests = _rust_main(tests) or tests
+        program = spec["prompt"] + truncate(completion, spec.get("stop_tokens", ())) + "\n" + tests
+        job = _job(lang, multiple_recipe(lang, spec), program)
+    job["judged"] = False
+    return (judged_job(spec, completion, job) if judged else None) or job
 
 
 def code_job(language: str, source: str, *, stdin: str | None = None, compile_timeout: float | None = None) -> dict:

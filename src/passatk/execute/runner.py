@@ -316,6 +316,8 @@ def evaluate(
             v = verdicts[keys[_identity(r["_task"], r["_text"])]]
             rec = {k: val for k, val in r.items() if k not in ("_task", "_text", "_line")}
             rec.update(result=_human_eval_result(v), passed=v.passed, status=v.status, duration=v.wall, cpu=v.cpu)
+            if v.judged is not None:  # a function-call task in a compiled language: did a judge program decide?
+                rec["judged"] = v.judged
             if output is not None:
                 output.write(rec)
             else:

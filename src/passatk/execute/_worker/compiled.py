@@ -102,6 +102,7 @@ def _steps(job, cfg):
                 "wall": _wall(cfg, cpu),
                 "memory_bytes": memory,
                 **({"proof": True} if step.get("proof") else {}),
+                **({"call": True} if step.get("call") else {}),  # a judged program's call server (see .judged)
             }
         )
     return out

@@ -17,6 +17,9 @@ A job is a plain dict with a ``key`` and a ``kind``:
              its output comes back in the verdict, nothing judged (see :mod:`.rawrun`).
 ``program``  a program in another language, built and run by a recipe's steps and
              judged by the worker under the benchmark harness's rule (see :mod:`.compiled`).
+``judged``   a function-call task in another language: the sample's program built as a
+             call server, the benchmark's tests in a judge program the worker builds
+             and runs (see :mod:`.judged`).
 ``cases``    a program built once and run afresh on each case, judged by the worker as a
              contest judge does (see :mod:`.cases`).
 ``proof``    a proof attempt (Metamath, Coq, Lean) checked by the real checker in the
@@ -46,10 +49,11 @@ import os
 import socket
 
 from . import supervise
-from .channel import memfd
 from .cases import run_cases
+from .channel import memfd
 from .compiled import run_program
 from .judge import verdict_of
+from .judged import run_judged
 from .outputs import stdio_matches
 from .prover import run_proof
 from .rawrun import run_raw
@@ -187,6 +191,7 @@ RUNNERS = {
     "run": run_raw,
     "proof": run_proof,
     "cases": run_cases,
+    "judged": run_judged,
 }
 
 
@@ -201,14 +206,17 @@ def _cases(job):
 def run_job(job, cfg, zyg):
     """Run one job; always returns a :class:`Verdict` (``ZygoteGone`` propagates: the worker must end)."""
     try:
-        (status, detail), cpu, wall, passed, *output = RUNNERS[job["kind"]](job, cfg, zyg)  # a run also gives its output
+        # a run also gives its output; a judged program whether its tests ran in a judge (False: fell back)
+        (status, detail), cpu, wall, passed, *output = RUNNERS[job["kind"]](job, cfg, zyg)
     except ZygoteGone:
         raise
     except Exception as exc:  # an infrastructure failure, e.g. fork() refused
         status, detail, cpu, wall, passed, output = "sandbox_error", f"{type(exc).__name__}: {exc}", 0.0, 0.0, None, []
+    judged = output[1] if len(output) > 1 else job.get("judged")
     if status == "error" and "MemoryError" in detail:
         status = "oom"
     fraction = None
     if job.get("all_cases") and passed is not None:
         fraction = 1.0 if status == "passed" else min(passed, _cases(job)) / max(1, _cases(job))
-    return Verdict(job["key"], status, detail, round(cpu, 4), round(wall, 4), fraction, output[0] if output else None)
+    out = output[0] if output else None
+    return Verdict(job["key"], status, detail, round(cpu, 4), round(wall, 4), fraction, out, judged=judged)

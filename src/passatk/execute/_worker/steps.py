@@ -87,8 +87,12 @@ def _exec(step, path, stdin, stdout, stderr, proof=None):
         os._exit(127)
 
 
-def _step(step, path, run_streams):
-    """Run one step; return its report (without the step's index)."""
+def _step(step, path, run_streams, call=None):
+    """Run one step; return its report (without the step's index).
+
+    ``call``: the sample's end of a judged job's call channel, given to a run
+    step with ``call`` as descriptor 3 (see :mod:`passatk.execute.judged`).
+    """
     if step["phase"] == "run":
         out_r, streams = None, run_streams
     else:
@@ -98,12 +102,14 @@ def _step(step, path, run_streams):
     proof_r, proof_w = os.pipe() if step.get("proof") else (None, None)
     pid = os.fork()
     if pid == 0:
-        _exec(step, path, *streams, proof=proof_w)
+        _exec(step, path, *streams, proof=call if step.get("call") and call is not None else proof_w)
     if out_r is not None:
         for fd in streams[:2]:
             os.close(fd)
     if proof_w is not None:
         os.close(proof_w)
+    if call is not None and step.get("call"):  # the run holds it now: its end is the channel's end
+        os.close(call)
     readers = [(out_r, OUTPUT_LIMIT, "head")] if out_r is not None else []
     readers += [(proof_r, PROOF_LIMIT, "head")] if proof_r is not None else []
     try:
@@ -153,8 +159,11 @@ def run(source, report_fd, spec):
         else:
             shutil.copyfile(original, os.path.join(cwd, name))
     os.set_inheritable(report_fd, False)
+    call = spec.get("call_fd")
     for i, step in enumerate(spec["steps"]):
-        report = _step(step, path, (0, 1, 2))
+        report = _step(step, path, (0, 1, 2), call)
+        if step.get("call"):
+            call = None
         os.write(report_fd, (json.dumps({"step": i, **report}) + "\n").encode())
         if step["phase"] != "run" and (report["how"] != "exited" or report["code"] != 0):
             break

@@ -41,6 +41,13 @@ class Verdict:
         :class:`~passatk.execute.verifier.Verifier` or ``passatk serve``
         (clamped to it), or a memory limit served by a pool of workers with a
         larger one; None when every limit was used as asked.
+    judged : bool or None
+        For a function-call task in a compiled language (HumanEval-X, MultiPL-E):
+        True when its tests ran in a judge program that called the sample's
+        functions over a channel (no program can forge that verdict), False
+        when the task fell back to the compiled mode (the tests compiled into
+        the sample's program; see :mod:`passatk.execute.judged`); None for
+        every other task.
     """
 
     key: str
@@ -51,6 +58,7 @@ class Verdict:
     pass_fraction: float | None = None
     output: dict | None = field(default=None, repr=False, hash=False)
     clamped: dict | None = field(default=None, hash=False)
+    judged: bool | None = None
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -74,6 +82,8 @@ class Verdict:
             out["output"] = self.output
         if self.clamped is not None:
             out["clamped"] = self.clamped
+        if self.judged is not None:
+            out["judged"] = self.judged
         return out
 
     @classmethod
@@ -89,4 +99,5 @@ class Verdict:
             None if fraction is None else float(fraction),
             data.get("output"),
             data.get("clamped"),
+            data.get("judged"),
         )

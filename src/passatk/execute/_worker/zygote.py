@@ -61,8 +61,9 @@ def _run(sock, spec, fds, cfg):
         try:
             os.chdir(cwd)
             limits = {**cfg, "memory_bytes": spec["memory_bytes"]} if "memory_bytes" in spec else cfg  # a recipe's own
-            hardening.enter_child(limits, spec["cpu"], stdin, stdout, stderr, keep=(source, channel) if rest else (source,))
-            sample.run(spec["mode"], source, channel, spec)
+            hardening.enter_child(limits, spec["cpu"], stdin, stdout, stderr, keep=(source, *rest))
+            # a judged program's run: the report descriptor, then the sample's end of the call channel
+            sample.run(spec["mode"], source, channel, {**spec, "call_fd": rest[1]} if len(rest) > 1 else spec)
         finally:
             os._exit(70)
     for fd in fds:
@@ -153,13 +154,17 @@ class Zygote:
             if name == wanted:
                 return data
 
-    def start(self, mode, source, cpu, wall, stdin, stdout, stderr, channel=None, **extra):
-        """Ask for a run of ``source``; the descriptors given are passed over and may be closed after."""
+    def start(self, mode, source, cpu, wall, stdin, stdout, stderr, channel=None, call=None, **extra):
+        """Ask for a run of ``source``; the descriptors given are passed over and may be closed after.
+
+        ``call`` (``steps`` runs, with a ``channel``): the sample's end of a judged program's call channel.
+        """
         self._id += 1
         self.ended = None
         program = memfd(source.encode("utf-8", "surrogatepass"), "program")
         try:
             fds = [program, stdin, stdout, stderr] + ([channel] if channel is not None else [])
+            fds += [call] if call is not None and channel is not None else []
             send(self.sock, "run", {"id": self._id, "mode": mode, "cpu": cpu, "wall": wall, **extra}, fds)
         except OSError as exc:
             raise ZygoteGone(f"the zygote ended ({exc})") from None

@@ -1,0 +1,168 @@
+"""Judged mode for function-call tasks in compiled languages: the tests run outside the sample's program.
+
+In HumanEval-X and MultiPL-E every language but Python compiles the tests
+into the sample's own program, and a pass is "the program exited 0" (see
+:mod:`passatk.execute.languages`): whatever the program can do, a sample can
+do first (``exit(0)`` from a static constructor or ``atexit``, printed
+markers).  In judged mode two programs are built from one problem:
+
+* the **call server**, the sample's program: the prompt and the completion as
+  the benchmark assembles them, with the tests left out and a ``main`` of
+  passatk's in their place, generated from the entry point's signature, that
+  reads one call a line on descriptor 3 (the arguments, in a tagged JSON
+  encoding) and writes the return value, encoded the same way, as the answer;
+* the **judge program**: the benchmark's own tests, unchanged, compiled with
+  the trusted prompt in which the entry point's body is a proxy that sends
+  each call to the call server and decodes its answer into the declared
+  return type.  The tests compare with the benchmark's own operators and
+  helpers (``==``, ``issame``, ``abs(a - b) < 1e-3``), so the comparison is
+  the benchmark's by construction.
+
+The judge program is built and run by the worker (trusted side, its own
+sandbox, never the sample's); the call server is built and run in the
+sample's sandbox and reaches the judge only through the call channel, a
+socket that is neither its standard output nor its standard error (see
+:mod:`passatk.execute._worker.judged`).  The judge holds the expected
+values and never sends them; the sample can answer however it likes, but
+only correct answers to every call make the judge's tests return, and only
+the judge's exit status decides.  A call server that exits early, crashes
+or writes garbage on the channel leaves the judge without an answer: a
+non-pass.
+
+Where a problem cannot be judged this way (no entry point found in the
+prompt, a language not done yet, or, found by the worker, a judge program
+that does not build: a type the channel does not carry), the job falls back
+to the compiled mode and its verdict says ``judged: false``.
+
+The encoding (both sides are compiled from the same declared types, so the
+types need no names): an integer is a JSON integer, a boolean ``true`` or
+``false``, a string a JSON string of bytes (every byte outside printable
+ASCII escaped as ``\\u00XX``); a floating-point number ``["f", "<C99 hex
+float>"]`` (exact); a vector/list ``["l", item, ...]``; a tuple or pair
+``["t", item, ...]``; a map ``["d", ["t", key, value], ...]``; an optional
+``["o"]`` or ``["o", value]``; a variant ``["v", index, value]``; an
+``std::any`` ``["a", type, value]``.  A call is the JSON array of its
+arguments on one line; an answer is ``["ok", value]`` or ``["raised",
+message]`` on one line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+
+__all__ = ["JUDGED_LANGUAGES", "judged_job"]
+
+JUDGED_LANGUAGES = ("cpp",)  # languages with a call server and a judge program; the others stay compiled
+_HERE = Path(__file__).with_name("_callserver")
+
+
+@cache
+def _cpp_rpc() -> str:
+    return (_HERE / "passatk_rpc.hpp").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- #
+# C++
+# --------------------------------------------------------------------------- #
+# the entry point's header, at the end of the prompt: `<type> <name>(<params>) {`
+_CPP_SIGNATURE = re.compile(r"(?:^|\n)([^\n;{}]*?\b(\w+)\s*\(([^()]*)\)\s*\{)\s*$")
+_CPP_MAIN = re.compile(r"^\s*int\s+main\s*\(", re.M)
+
+
+def _split_params(params: str) -> list[str] | None:
+    """The parameters' names in a C-like parameter list (commas inside ``<>``, ``()`` and ``[]`` kept), or None."""
+    parts, depth, at = [], 0, 0
+    for i, ch in enumerate(params):
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(params[at:i])
+            at = i + 1
+    parts.append(params[at:])
+    parts = [p.strip() for p in parts]
+    if parts == [""] or parts == ["void"]:
+        return []
+    names = []
+    for part in parts:
+        m = re.search(r"(\w+)\s*$", part.split("=")[0])
+        if m is None or m.group(1) == part.strip():  # a type without a name
+            return None
+        names.append(m.group(1))
+    return names
+
+
+def _cpp_entry(prompt: str) -> tuple[str, list[str]] | None:
+    """The entry point whose body the prompt opens (its name and parameter names), or None."""
+    m = _CPP_SIGNATURE.search(prompt)
+    if m is None or m.group(2) in ("if", "for", "while", "switch", "main"):
+        return None
+    params = _split_params(m.group(3))
+    return None if params is None else (m.group(2), params)
+
+
+def _cpp_server(name: str) -> str:
+    return f"\n{_cpp_rpc()}\nint main() {{ return passatk_rpc::serve(&{name}); }}\n"
+
+
+def _cpp_proxy(name: str, params: list[str]) -> str:
+    return f"\n    return passatk_rpc::call(&{name}{''.join(', ' + p for p in params)});\n"
+
+
+def _cpp_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
+    """(the call server's program, the judge's program) of a C++ problem, or None."""
+    from passatk.execute.languages import _CPP_INCLUDES, truncate
+
+    if spec["format"] == "humaneval-x":
+        prompt = spec["prompt"]
+        entry = _cpp_entry(prompt)
+        if entry is None:
+            return None
+        setup = "".join(s + "\n" for s in _CPP_INCLUDES if s not in prompt)
+        server = setup + "\n" + prompt + completion + "\n" + _cpp_server(entry[0])
+        judge = _cpp_rpc() + setup + "\n" + prompt + _cpp_proxy(*entry) + "}\n" + spec["test"]
+        return server, judge
+    prompt, tests = spec["prompt"], spec["tests"]
+    entry, main = _cpp_entry(prompt), _CPP_MAIN.search(tests)
+    if entry is None or main is None:
+        return None
+    body = truncate(completion, spec.get("stop_tokens", ()))
+    server = prompt + body + "\n" + tests[: main.start()] + _cpp_server(entry[0])
+    judge = _cpp_rpc() + prompt + _cpp_proxy(*entry) + tests
+    return server, judge
+
+
+def judged_job(spec: Mapping, completion: str, compiled: dict) -> dict | None:
+    """The judged job of a HumanEval-X or MultiPL-E problem and a completion, or None where it cannot be judged.
+
+    ``compiled`` is the compiled-mode job (:func:`passatk.execute.languages.program_job`'s),
+    whose recipe both programs are built with; it is also the job's ``fallback``,
+    run (and marked ``judged: false``) when the judge program does not build.
+    """
+    lang = spec["language"]
+    if lang not in JUDGED_LANGUAGES:
+        return None
+    programs = _cpp_programs(spec, completion)
+    if programs is None:
+        return None
+    server, judge = programs
+    steps = compiled["steps"]
+    build = [s for s in steps if s["phase"] == "build"]
+    run = [{**s, "call": True} for s in steps if s["phase"] == "run"]
+    if len(run) != 1 or steps[-1]["phase"] != "run":
+        return None
+    binary = run[0]["argv"][0]
+    if not binary.startswith("./"):
+        return None
+    sample = {**compiled, "source": server, "steps": [*build, run[0]], "rule": {}}
+    return {
+        "kind": "judged",
+        "language": lang,
+        "sample": sample,
+        "judge": {"source": judge, "file": compiled["file"], "steps": steps, "keep": [binary[2:]]},
+        "fallback": compiled,
+    }

@@ -1,0 +1,240 @@
+"""Judged mode: HumanEval-X and MultiPL-E tests in a judge program of their own, calling the sample's program.
+
+Every attack below passes in the compiled mode (the tests compiled into the sample's program, as
+the reference harnesses do: an exit with status 0 is a pass) and fails in the judged mode (the
+default), where only the judge program's own exit status decides.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from passatk.execute import Limits, SandboxError, evaluate, languages, plan_sandbox
+from passatk.execute.judged import _cpp_entry, _split_params, judged_job
+from passatk.execute.languages import ToolchainMissing
+from passatk.execute.pool import LocalPool
+from passatk.execute.tasks import load_problems
+
+pytestmark = pytest.mark.sandbox
+
+_FILES = {
+    ("humaneval-x", "cpp"): "humaneval-x/humaneval_cpp.jsonl.gz",
+    ("multipl-e", "cpp"): "multipl-e/humaneval-cpp-reworded.jsonl.gz",
+}
+
+
+def _need(language):
+    try:
+        languages.require(language)
+    except ToolchainMissing as exc:
+        pytest.skip(str(exc))
+    try:
+        plan_sandbox("bwrap", quiet=True)
+    except SandboxError as exc:
+        pytest.skip(f"bubblewrap does not work on this machine: {exc}")
+
+
+def _problems(shared_data, fmt, lang):
+    _need(lang)
+    path = shared_data / _FILES[(fmt, lang)]
+    return path, load_problems(path)
+
+
+def _run(jobs, timeout=10.0):
+    binds = languages.sandbox_binds({j.get("language", "cpp") for j in jobs})
+    plan = plan_sandbox("bwrap", binds, quiet=True)
+    out = {}
+    LocalPool(plan, Limits(timeout=timeout, memory_mb=1024, wall_factor=3, pids=64), workers=2).run(
+        [{**j, "key": str(i)} for i, j in enumerate(jobs)], lambda v: out.__setitem__(int(v.key), v)
+    )
+    return [out[i] for i in range(len(jobs))]
+
+
+# --------------------------------------------------------------------------- #
+# the entry point, read from the prompt
+# --------------------------------------------------------------------------- #
+class TestEntryPoint:
+    @pytest.mark.parametrize(
+        "prompt, expected",
+        [
+            ("long add(long x, long y) {\n", ("add", ["x", "y"])),
+            ("// c\nstd::map<std::string,long> histogram(std::string test) {\n", ("histogram", ["test"])),
+            ("std::tuple<long, long> f(std::tuple<long, long> a, std::vector<std::pair<int,int>> b){", ("f", ["a", "b"])),
+            ("vector<string> separate_paren_groups(string paren_string){\n", ("separate_paren_groups", ["paren_string"])),
+            ("int f(std::vector<long>& arr) {", ("f", ["arr"])),
+            ("long g() {\n", ("g", [])),
+        ],
+    )
+    def test_found(self, prompt, expected):
+        """The last function header of the prompt gives the entry point and its parameters' names."""
+        assert _cpp_entry(prompt) == expected
+
+    @pytest.mark.parametrize("prompt", ["/* no header */\n", "int f(int) {\n", "int main() {\n", "int f(int x);\n"])
+    def test_not_found(self, prompt):
+        """A prompt that does not open a named function's body (or names a parameter's type only) has no entry point."""
+        assert _cpp_entry(prompt) is None
+
+    def test_split_params_keeps_template_commas(self):
+        """Commas inside a template's arguments do not split parameters."""
+        assert _split_params("std::map<std::string, long> d, std::tuple<long, float, bool> t, int n") == ["d", "t", "n"]
+
+    def test_not_judged_languages_fall_back(self):
+        """A language without a call server keeps the compiled job (None from judged_job)."""
+        spec = {"format": "multipl-e", "language": "rust", "prompt": "fn f() -> i64 {\n", "tests": "}\nfn main() {}\n"}
+        assert judged_job(spec, "1", {"steps": []}) is None
+
+
+# --------------------------------------------------------------------------- #
+# attacks: an early exit passes in the compiled mode, never in the judged mode
+# --------------------------------------------------------------------------- #
+# MultiPL-E cuts the completion at "\n}", so the attacks close the function on the same line.
+_MPL_ATTACKS = {  # name: (completion of HumanEval_53_add, judged status)
+    "exit(0) from a static constructor": (
+        "    return x + y + 1; } static int passatk_attack = (exit(0), 0); long passatk_unused() { return 0;",
+        "error",
+    ),
+    "exit(0) inside the entry point": ("    exit(0);", "error"),
+    "atexit handler that exits 0": ("    atexit([] { _exit(0); }); exit(1);", "error"),
+    "quick_exit(0)": ("    quick_exit(0);", "error"),
+    "SIGABRT handler: a failed assert exits 0": ("    signal(SIGABRT, [](int) { _exit(0); });\n    return x + y + 1;", "failed"),
+}
+_HX_ATTACKS = {  # name: (completion of CPP/53, judged status)
+    "exit(0) from a static constructor": (
+        "    return x + y + 1;\n}\nstatic int passatk_attack = (exit(0), 0);\n",
+        "error",
+    ),
+    "SIGABRT handler: a failed assert exits 0": (
+        "    return x - y;\n}\n"
+        'extern "C" void (*signal(int, void (*)(int)) noexcept)(int);\n'
+        "static void passatk_on_abort(int) { _Exit(0); }\n"
+        "static int passatk_attack = (signal(6, passatk_on_abort), 0);\n",
+        "failed",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "fmt, task, attacks", [("multipl-e", "HumanEval_53_add", _MPL_ATTACKS), ("humaneval-x", "CPP/53", _HX_ATTACKS)]
+)
+def test_early_exits_pass_compiled_and_fail_judged(shared_data, fmt, task, attacks):
+    """Each early exit is a pass in the compiled mode (the attack is real) and fails in the judged mode, with judged: true."""
+    _, problems = _problems(shared_data, fmt, "cpp")
+    spec = problems[task].spec
+    names = list(attacks)
+    jobs = [languages.program_job(spec, attacks[n][0], judged=False) for n in names]
+    jobs += [languages.program_job(spec, attacks[n][0]) for n in names]
+    assert all(j["kind"] == "judged" for j in jobs[len(names) :])
+    got = _run(jobs)
+    compiled, judged = got[: len(names)], got[len(names) :]
+    for name, c, j in zip(names, compiled, judged):
+        assert (c.status, c.judged) == ("passed", False), (name, c)
+        assert (j.status, j.judged) == (attacks[name][1], True), (name, j)
+
+
+def test_output_cannot_change_a_verdict(shared_data):
+    """A right solution that writes on stdout and stderr passes; a wrong one that prints what a pass prints fails."""
+    _, problems = _problems(shared_data, "multipl-e", "cpp")
+    spec = problems["HumanEval_53_add"].spec
+    right = '    printf("[\\"ok\\",1]\\n"); fprintf(stderr, "noise\\n"); return x + y;'
+    wrong = '    printf("[\\"ok\\",1]\\n"); fflush(stdout); return x * y;'
+    got = _run([languages.program_job(spec, right), languages.program_job(spec, wrong)])
+    assert [(v.status, v.judged) for v in got] == [("passed", True), ("failed", True)], got
+
+
+def test_answers_on_the_channel_must_still_be_right(shared_data):
+    """The sample may write on the channel itself: an answer it forges is an answer, and a wrong one fails."""
+    _, problems = _problems(shared_data, "multipl-e", "cpp")
+    spec = problems["HumanEval_53_add"].spec
+    forged = '    for (int i = 0; i < 100; i++) write(3, "[\\"ok\\",1]\\n", 9);\n    return 1;'
+    garbage = '    write(3, "not json\\n", 9);\n    return x + y;'
+    got = _run([languages.program_job(spec, forged), languages.program_job(spec, garbage)])
+    assert (got[0].status, got[0].judged) == ("failed", True), got[0]
+    assert (got[1].status, got[1].judged) == ("error", True) and "protocol violation" in got[1].detail, got[1]
+
+
+def test_compile_error_and_exception(shared_data):
+    """A call server that does not build is compile_error (the compiler's first error); an exception fails."""
+    _, problems = _problems(shared_data, "multipl-e", "cpp")
+    spec = problems["HumanEval_53_add"].spec
+    got = _run([languages.program_job(spec, "    return undeclared_name;"), languages.program_job(spec, "    throw 0;")])
+    assert got[0].status == "compile_error" and "undeclared_name" in got[0].detail, got[0]
+    assert (got[1].status, got[1].judged) == ("failed", True) and "raised" in got[1].detail, got[1]
+
+
+# --------------------------------------------------------------------------- #
+# falling back to the compiled mode, marked judged: false
+# --------------------------------------------------------------------------- #
+_STRUCT_PROMPT = (
+    "#include<assert.h>\n#include<bits/stdc++.h>\n"
+    "struct P { long a; bool operator==(const P& o) const { return a == o.a; } };\n"
+    "P twice(P p) {\n"
+)
+_STRUCT_TESTS = "}\nint main() {\n    auto candidate = twice;\n    assert(candidate(P{1}) == P{2});\n}\n"
+
+
+def test_a_type_the_channel_cannot_carry_falls_back(tmp_path):
+    """A judge program that does not build (a struct of the prompt's own) runs in the compiled mode: judged is false."""
+    _need("cpp")
+    path = tmp_path / "struct.jsonl"
+    rec = {"name": "struct_twice", "language": "cpp", "prompt": _STRUCT_PROMPT, "tests": _STRUCT_TESTS, "stop_tokens": ["\n}"]}
+    path.write_text(json.dumps(rec) + "\n")
+    spec = load_problems(path)["struct_twice"].spec
+    jobs = [languages.program_job(spec, "    return P{p.a * 2};"), languages.program_job(spec, "    return p;")]
+    assert [j["kind"] for j in jobs] == ["judged", "judged"]
+    got = _run(jobs)
+    assert [(v.status, v.judged) for v in got] == [("passed", False), ("failed", False)], got
+
+
+def test_no_entry_point_is_compiled_and_says_so(shared_data):
+    """HumanEval-X prompts that do not open the entry point's body (CPP/10) are compiled jobs with judged false."""
+    _, problems = _problems(shared_data, "humaneval-x", "cpp")
+    job = languages.program_job(problems["CPP/10"].spec, "}")
+    assert (job["kind"], job["judged"]) == ("program", False)
+
+
+def test_evaluate_records_say_judged(shared_data):
+    """evaluate uses the judged mode by default, and its records say so."""
+    path, _ = _problems(shared_data, "multipl-e", "cpp")
+    samples = [
+        {"name": "HumanEval_53_add", "completion": "    return x + y;"},
+        {"name": "HumanEval_53_add", "completion": "    exit(0);"},
+    ]
+    recs = evaluate(samples, path, workers=1, timeout=10.0).records
+    assert [(r["status"], r["judged"]) for r in recs] == [("passed", True), ("error", True)], recs
+
+
+# --------------------------------------------------------------------------- #
+# fidelity: canonical solutions pass, broken ones and trivial bodies fail
+# --------------------------------------------------------------------------- #
+def _read(path):
+    return [json.loads(line) for line in gzip.open(path, "rt") if line.strip()]
+
+
+@pytest.mark.slow
+def test_humaneval_x_cpp_canonical_and_broken(shared_data):
+    """Every third HumanEval-X C++ canonical solution passes judged (CPP/10, 32, 38, 50 do not compile anyway); broken ones fail."""
+    path, problems = _problems(shared_data, "humaneval-x", "cpp")
+    recs = _read(path)[::3]
+    jobs = [languages.program_job(problems[r["task_id"]].spec, r["canonical_solution"]) for r in recs]
+    jobs += [languages.program_job(problems[r["task_id"]].spec, "    return {};\n" + r["canonical_solution"]) for r in recs]
+    got = _run(jobs)
+    canonical, broken = got[: len(recs)], got[len(recs) :]
+    known = {"CPP/10", "CPP/32", "CPP/38", "CPP/50", "CPP/22", "CPP/137"}  # 22 and 137 need boost, the others never compile
+    failing = {r["task_id"]: v for r, v in zip(recs, canonical) if not v.passed}
+    assert set(failing) - known == set(), failing
+    accepted = {r["task_id"] for r, v in zip(recs, broken) if v.passed}
+    assert accepted - {"CPP/23"} == set(), accepted
+    assert sum(v.judged is True for v in canonical) >= len(recs) - 6
+
+
+@pytest.mark.slow
+def test_multiple_cpp_trivial_bodies_fail(shared_data):
+    """Every third MultiPL-E C++ prompt with a trivial body fails judged, and no job falls into a sandbox error."""
+    path, problems = _problems(shared_data, "multipl-e", "cpp")
+    recs = _read(path)[::3]
+    got = _run([languages.program_job(problems[r["name"]].spec, "    throw 0;\n") for r in recs])
+    bad = {r["name"]: (v.status, v.detail) for r, v in zip(recs, got) if v.status in ("passed", "sandbox_error")}
+    assert bad == {}
