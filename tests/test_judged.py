@@ -238,3 +238,42 @@ def test_multiple_cpp_trivial_bodies_fail(shared_data):
     got = _run([languages.program_job(problems[r["name"]].spec, "    throw 0;\n") for r in recs])
     bad = {r["name"]: (v.status, v.detail) for r, v in zip(recs, got) if v.status in ("passed", "sandbox_error")}
     assert bad == {}
+
+
+# --------------------------------------------------------------------------- #
+# the Verifier's door: {"language", "source", "tests"}
+# --------------------------------------------------------------------------- #
+_ADD = "#include <bits/stdc++.h>\nlong add(long x, long y) {\n    %s\n}\n"
+_ADD_TESTS = "int main() {\n    auto candidate = add;\n    assert(candidate(1, 2) == 3);\n    assert(candidate(5, 7) == 12);\n}\n"
+
+
+def test_verifier_tests_tasks_are_judged():
+    """A Verifier task with MultiPL-E-style tests is judged: an exit(0) passes only with judged=False (compiled mode)."""
+    _need("cpp")
+    from passatk.execute import Verifier
+
+    right, early = _ADD % "return x + y;", _ADD % "exit(0);"
+    jobs = [languages.code_tests_job("cpp", early, _ADD_TESTS, judged=False)]
+    assert (_run(jobs)[0].status, jobs[0]["judged"]) == ("passed", False)  # the attack is real in the compiled mode
+    tasks = [{"language": "cpp", "source": s, "tests": _ADD_TESTS} for s in (right, early, _ADD % "return x * y;")]
+    with Verifier(workers=2, timeout=10.0) as v:
+        got = v.verify(tasks)
+    assert [(g.status, g.judged) for g in got] == [("passed", True), ("error", True), ("failed", True)], got
+
+
+def test_verifier_tests_without_a_candidate_are_compiled():
+    """Tests that do not name the entry point as MultiPL-E does stay compiled, and say judged: false."""
+    _need("cpp")
+    job = languages.code_tests_job("cpp", _ADD % "return x + y;", "int main() { assert(add(1, 2) == 3); }")
+    assert (job["kind"], job["judged"]) == ("program", False)
+
+
+def test_verify_records_carry_judged():
+    """/verify's record of a verdict carries ``judged`` when the task was a function-call task in a compiled language."""
+    from passatk.execute._worker.verdict import Verdict
+    from passatk.serve import _verdict_record
+
+    assert _verdict_record(Verdict("k", "failed", judged=True))["judged"] is True
+    assert _verdict_record(Verdict("k", "failed", judged=False))["judged"] is False
+    assert "judged" not in _verdict_record(Verdict("k", "passed"))
+    assert Verdict.from_dict(Verdict("k", "error", judged=True).to_dict()).judged is True

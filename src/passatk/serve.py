@@ -422,6 +422,8 @@ def _verdict_record(verdict) -> dict:
         record["output"] = verdict.output
     if verdict.clamped is not None:
         record["clamped"] = verdict.clamped
+    if verdict.judged is not None:  # a function-call task in a compiled language: did a judge program decide?
+        record["judged"] = verdict.judged
     return record
 
 

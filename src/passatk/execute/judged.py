@@ -53,7 +53,7 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
-__all__ = ["JUDGED_LANGUAGES", "judged_job"]
+__all__ = ["JUDGED_LANGUAGES", "code_tests_judged", "judged_job"]
 
 JUDGED_LANGUAGES = ("cpp",)  # languages with a call server and a judge program; the others stay compiled
 _HERE = Path(__file__).with_name("_callserver")
@@ -136,6 +136,47 @@ def _cpp_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
     return server, judge
 
 
+_CPP_CANDIDATE = re.compile(r"\bcandidate\s*=\s*&?\s*(\w+)\s*;")
+_CPP_PREAMBLE = re.compile(r"^\s*(?:#\s*include\b.*|using\s+namespace\s+\w+\s*;.*)$", re.M)
+
+
+def _cpp_code_programs(source: str, tests: str) -> tuple[str, str] | None:
+    """(call server, judge) for a whole program and MultiPL-E-style tests (``auto candidate = f;``), or None.
+
+    The judge program holds the source's ``#include`` and ``using namespace``
+    lines, the entry point's header with the proxy as its body, then the tests;
+    tests that call other functions of the source do not build there, and the
+    job falls back to the compiled mode.
+    """
+    named, main = _CPP_CANDIDATE.search(tests), _CPP_MAIN.search(tests)
+    if named is None or main is None:
+        return None
+    name = named.group(1)
+    headers = list(re.finditer(r"(?:^|\n)([^\n;{}]*?\b" + re.escape(name) + r"\s*\(([^()]*)\)\s*\{)", source))
+    if not headers:
+        return None
+    header = headers[-1]
+    params = _split_params(header.group(2))
+    if params is None:
+        return None
+    preamble = "".join(m.group(0).strip() + "\n" for m in _CPP_PREAMBLE.finditer(source))
+    server = source + "\n" + tests[: main.start()] + _cpp_server(name)
+    judge = _cpp_rpc() + preamble + header.group(1).strip() + _cpp_proxy(name, params) + "}\n" + tests
+    return server, judge
+
+
+def code_tests_judged(language: str, source: str, tests: str, compiled: dict) -> dict | None:
+    """The judged job of a whole program and its tests (the Verifier's ``tests`` tasks), or None.
+
+    As :func:`judged_job`, for a program that defines the entry point the tests
+    name (``auto candidate = f;``, MultiPL-E's form).
+    """
+    if language != "cpp":
+        return None
+    programs = _cpp_code_programs(source, tests)
+    return None if programs is None else _job(language, *programs, compiled)
+
+
 def judged_job(spec: Mapping, completion: str, compiled: dict) -> dict | None:
     """The judged job of a HumanEval-X or MultiPL-E problem and a completion, or None where it cannot be judged.
 
@@ -147,9 +188,10 @@ def judged_job(spec: Mapping, completion: str, compiled: dict) -> dict | None:
     if lang not in JUDGED_LANGUAGES:
         return None
     programs = _cpp_programs(spec, completion)
-    if programs is None:
-        return None
-    server, judge = programs
+    return None if programs is None else _job(lang, *programs, compiled)
+
+
+def _job(lang: str, server: str, judge: str, compiled: dict) -> dict | None:
     steps = compiled["steps"]
     build = [s for s in steps if s["phase"] == "build"]
     run = [{**s, "call": True} for s in steps if s["phase"] == "run"]

@@ -904,23 +904,29 @@ def code_job(language: str, source: str, *, stdin: str | None = None, compile_ti
     return job
 
 
-def code_tests_job(language: str, source: str, tests: str) -> dict:
+def code_tests_job(language: str, source: str, tests: str, *, judged: bool = True) -> dict:
     """The job that runs ``source`` followed by test code in its language (a ``main`` that asserts), as MultiPL-E does.
 
     It passes when the program exits 0; the language's marks of a failed test
     (MultiPL-E's: ``AssertionError``, ``panicked at``, ...) make a non-pass
     ``failed`` rather than ``error``, and for JavaScript and TypeScript an
     "Assertion failed" anywhere in the output fails it (``console.assert``
-    prints that and exits 0).
+    prints that and exits 0).  With ``judged`` (the default), C++ tests in
+    MultiPL-E's form (``auto candidate = f;`` then asserts) run in a judge
+    program that calls the program's ``f`` over a channel instead (see
+    :mod:`passatk.execute.judged`); any other job says ``"judged": False``.
 
     >>> code_tests_job("nodejs", "const f = x => x + 1;", "console.assert(f(1) === 2);")["rule"]["forbid"]
     ('Assertion failed',)
     """
+    from passatk.execute.judged import code_tests_judged
+
     lang = require(language).name
     job = code_job(language, source + "\n" + tests)
     failed = multiple_recipe(lang).rule.get("failed", ()) if lang != "go" else ("--- FAIL", "panic:")
     job["rule"] = {"exit": 0, "failed": failed, **({"forbid": ("Assertion failed",)} if lang in ("nodejs", "typescript") else {})}
-    return job
+    job["judged"] = False
+    return (code_tests_judged(lang, source, tests, job) if judged else None) or job
 
 
 def runtime_binds() -> tuple[str, ...]:
