@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 
 import pytest
 
@@ -17,12 +18,15 @@ from passatk.execute.judged import _cpp_entry, _split_params, judged_job
 from passatk.execute.languages import ToolchainMissing
 from passatk.execute.pool import LocalPool
 from passatk.execute.tasks import load_problems
+from test_languages import TRIVIAL, _broken
 
 pytestmark = pytest.mark.sandbox
 
 _FILES = {
     ("humaneval-x", "cpp"): "humaneval-x/humaneval_cpp.jsonl.gz",
     ("multipl-e", "cpp"): "multipl-e/humaneval-cpp-reworded.jsonl.gz",
+    ("humaneval-x", "java"): "humaneval-x/humaneval_java.jsonl.gz",
+    ("multipl-e", "java"): "multipl-e/humaneval-java-reworded.jsonl.gz",
 }
 
 
@@ -116,12 +120,47 @@ _HX_ATTACKS = {  # name: (completion of CPP/53, judged status)
 }
 
 
+# Java: MultiPL-E cuts at "\n    }\n"; HumanEval-X's completion closes the method and the class.
+_JAVA_MPL_ATTACKS = {
+    "System.exit(0) inside the entry point": ("        System.exit(0); return 0;", "error"),
+    "Runtime.halt(0) inside the entry point": ("        Runtime.getRuntime().halt(0); return 0;", "error"),
+    "System.exit(0) from a static initializer": (
+        "        return x + y + 1; } static { System.exit(0); } static long passatkUnused() { return 0;",
+        "error",
+    ),
+    "shutdown hook that halts 0 after a failed assert": (
+        "        Runtime.getRuntime().addShutdownHook(new Thread(() -> Runtime.getRuntime().halt(0)));\n        return x * y;",
+        "failed",
+    ),
+    "uncaught-exception handler that exits 0": (
+        "        Thread.setDefaultUncaughtExceptionHandler((t, e) -> System.exit(0));\n        return x * y;",
+        "failed",
+    ),
+}
+_JAVA_HX_ATTACKS = {
+    "System.exit(0) from a static initializer": (
+        "        return x + y + 1;\n    }\n    static { System.exit(0); }\n}\n",
+        "error",
+    ),
+    "uncaught-exception handler that exits 0": (
+        "        Thread.setDefaultUncaughtExceptionHandler((t, e) -> System.exit(0));\n        return x * y;\n    }\n}\n",
+        "failed",
+    ),
+}
+
+
 @pytest.mark.parametrize(
-    "fmt, task, attacks", [("multipl-e", "HumanEval_53_add", _MPL_ATTACKS), ("humaneval-x", "CPP/53", _HX_ATTACKS)]
+    "fmt, lang, task, attacks",
+    [
+        ("multipl-e", "cpp", "HumanEval_53_add", _MPL_ATTACKS),
+        ("humaneval-x", "cpp", "CPP/53", _HX_ATTACKS),
+        ("multipl-e", "java", "HumanEval_53_add", _JAVA_MPL_ATTACKS),
+        ("humaneval-x", "java", "Java/53", _JAVA_HX_ATTACKS),
+    ],
 )
-def test_early_exits_pass_compiled_and_fail_judged(shared_data, fmt, task, attacks):
+def test_early_exits_pass_compiled_and_fail_judged(shared_data, fmt, lang, task, attacks):
     """Each early exit is a pass in the compiled mode (the attack is real) and fails in the judged mode, with judged: true."""
-    _, problems = _problems(shared_data, fmt, "cpp")
+    _, problems = _problems(shared_data, fmt, lang)
     spec = problems[task].spec
     names = list(attacks)
     jobs = [languages.program_job(spec, attacks[n][0], judged=False) for n in names]
@@ -213,29 +252,39 @@ def _read(path):
     return [json.loads(line) for line in gzip.open(path, "rt") if line.strip()]
 
 
+# HumanEval-X problems whose canonical solution fails in the compiled mode too (see test_languages)
+_KNOWN = {
+    "cpp": {"CPP/10", "CPP/32", "CPP/38", "CPP/50"}
+    | ({"CPP/22", "CPP/137"} if not os.path.exists("/usr/include/boost/any.hpp") else set()),
+    "java": set(),
+}
+_ACCEPTED = {"cpp": {"CPP/23"}, "java": set()}  # broken variants the tests accept (the default value is right)
+
+
 @pytest.mark.slow
-def test_humaneval_x_cpp_canonical_and_broken(shared_data):
-    """Every third HumanEval-X C++ canonical solution passes judged (CPP/10, 32, 38, 50 do not compile anyway); broken ones fail."""
-    path, problems = _problems(shared_data, "humaneval-x", "cpp")
+@pytest.mark.parametrize("lang", ["cpp", "java"])
+def test_humaneval_x_canonical_and_broken(shared_data, lang):
+    """Every third HumanEval-X canonical solution passes judged (but the known failures); broken variants fail."""
+    path, problems = _problems(shared_data, "humaneval-x", lang)
     recs = _read(path)[::3]
     jobs = [languages.program_job(problems[r["task_id"]].spec, r["canonical_solution"]) for r in recs]
-    jobs += [languages.program_job(problems[r["task_id"]].spec, "    return {};\n" + r["canonical_solution"]) for r in recs]
+    jobs += [languages.program_job(problems[r["task_id"]].spec, _broken(lang, r)) for r in recs]
     got = _run(jobs)
     canonical, broken = got[: len(recs)], got[len(recs) :]
-    known = {"CPP/10", "CPP/32", "CPP/38", "CPP/50", "CPP/22", "CPP/137"}  # 22 and 137 need boost, the others never compile
     failing = {r["task_id"]: v for r, v in zip(recs, canonical) if not v.passed}
-    assert set(failing) - known == set(), failing
+    assert set(failing) - _KNOWN[lang] == set(), failing
     accepted = {r["task_id"] for r, v in zip(recs, broken) if v.passed}
-    assert accepted - {"CPP/23"} == set(), accepted
-    assert sum(v.judged is True for v in canonical) >= len(recs) - 6
+    assert accepted - _ACCEPTED[lang] == set(), accepted
+    assert not any(v.status == "sandbox_error" for v in got)
 
 
 @pytest.mark.slow
-def test_multiple_cpp_trivial_bodies_fail(shared_data):
-    """Every third MultiPL-E C++ prompt with a trivial body fails judged, and no job falls into a sandbox error."""
-    path, problems = _problems(shared_data, "multipl-e", "cpp")
+@pytest.mark.parametrize("lang", ["cpp", "java"])
+def test_multiple_trivial_bodies_fail(shared_data, lang):
+    """Every third MultiPL-E prompt with a trivial body fails judged, and no job falls into a sandbox error."""
+    path, problems = _problems(shared_data, "multipl-e", lang)
     recs = _read(path)[::3]
-    got = _run([languages.program_job(problems[r["name"]].spec, "    throw 0;\n") for r in recs])
+    got = _run([languages.program_job(problems[r["name"]].spec, TRIVIAL[lang]) for r in recs])
     bad = {r["name"]: (v.status, v.detail) for r, v in zip(recs, got) if v.status in ("passed", "sandbox_error")}
     assert bad == {}
 

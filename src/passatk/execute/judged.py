@@ -55,7 +55,7 @@ from pathlib import Path
 
 __all__ = ["JUDGED_LANGUAGES", "code_tests_judged", "judged_job"]
 
-JUDGED_LANGUAGES = ("cpp",)  # languages with a call server and a judge program; the others stay compiled
+JUDGED_LANGUAGES = ("cpp", "java")  # languages with a call server and a judge program; the others stay compiled
 _HERE = Path(__file__).with_name("_callserver")
 
 
@@ -187,24 +187,88 @@ def judged_job(spec: Mapping, completion: str, compiled: dict) -> dict | None:
     lang = spec["language"]
     if lang not in JUDGED_LANGUAGES:
         return None
-    programs = _cpp_programs(spec, completion)
+    programs = (_cpp_programs if lang == "cpp" else _java_programs)(spec, completion)
     return None if programs is None else _job(lang, *programs, compiled)
 
 
 def _job(lang: str, server: str, judge: str, compiled: dict) -> dict | None:
-    steps = compiled["steps"]
-    build = [s for s in steps if s["phase"] == "build"]
-    run = [{**s, "call": True} for s in steps if s["phase"] == "run"]
-    if len(run) != 1 or steps[-1]["phase"] != "run":
+    steps = [dict(s) for s in compiled["steps"]]
+    if [s["phase"] for s in steps].count("run") != 1 or steps[-1]["phase"] != "run":
         return None
-    binary = run[0]["argv"][0]
-    if not binary.startswith("./"):
+    run = steps[-1]
+    if lang == "java":  # the channel is opened by its descriptor number, which java.io keeps to itself
+        run["argv"] = [run["argv"][0], _JAVA_OPEN, *run["argv"][1:]]
+        keep = ["*.class"]
+    elif run["argv"][0].startswith("./"):
+        keep = [run["argv"][0][2:]]
+    else:
         return None
-    sample = {**compiled, "source": server, "steps": [*build, run[0]], "rule": {}}
+    sample = {**compiled, "source": server, "steps": [*steps[:-1], {**run, "call": True}], "rule": {}}
     return {
         "kind": "judged",
         "language": lang,
         "sample": sample,
-        "judge": {"source": judge, "file": compiled["file"], "steps": steps, "keep": [binary[2:]]},
+        "judge": {"source": judge, "file": compiled["file"], "steps": steps, "keep": keep},
         "fallback": compiled,
     }
+
+
+# --------------------------------------------------------------------------- #
+# Java
+# --------------------------------------------------------------------------- #
+_JAVA_OPEN = "--add-opens=java.base/java.io=ALL-UNNAMED"
+_JAVA_SIGNATURE = re.compile(
+    r"(?:^|\n)[ \t]*((?:(?:public|protected|private|static|final|synchronized)\s+)*)"
+    r"([\w.$]+(?:\s*<[\w\s<>,.?\[\]]*>)?(?:\s*\[\s*\])*)\s+(\w+)\s*\(([^()]*)\)\s*(?:throws\s+[\w.,\s]+?)?\s*\{\s*$"
+)
+_JAVA_CLASS = re.compile(r"^\s*(?:public\s+|final\s+|abstract\s+)*class\s+(\w+)", re.M)
+_JAVA_MAIN = re.compile(r"^[ \t]*public\s+static\s+void\s+main\s*\(", re.M)
+
+
+@cache
+def _java_rpc() -> str:
+    return (_HERE / "PassatkRpc.java").read_text(encoding="utf-8")
+
+
+def _java_entry(prompt: str) -> tuple[str, str, str, list[str]] | None:
+    """(owner class, return type, name, parameter names) of the method whose body the prompt opens, or None."""
+    m = _JAVA_SIGNATURE.search(prompt)
+    owners = _JAVA_CLASS.findall(prompt[: m.start()] if m else "")
+    if m is None or not owners or m.group(2) in ("void", "new", "return", "else") or m.group(3) in ("if", "for", "while"):
+        return None
+    params = _split_params(m.group(4))
+    return None if params is None else (owners[-1], m.group(2), m.group(3), params)
+
+
+def _java_proxy(owner: str, ret: str, name: str, params: list[str]) -> str:
+    args = "new Object[] {" + ", ".join(params) + "}"
+    return f'\n        return ({ret}) PassatkRpc.call({owner}.class, "{name}", {args});\n'
+
+
+def _java_serve(owner: str, name: str) -> str:
+    return f'PassatkRpc.serve({owner}.class, "{name}");'
+
+
+def _java_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
+    """(the call server's program, the judge's program) of a Java problem, or None."""
+    from passatk.execute.languages import truncate
+
+    entry = _java_entry(spec["prompt"])
+    if entry is None:
+        return None
+    owner, _, name, _ = entry
+    if spec["format"] == "humaneval-x":
+        prompt, test = spec["prompt"], spec["test"]
+        main_class = f"public class Main {{\n    public static void main(String[] args) throws Exception {{ {_java_serve(owner, name)} }}\n}}\n"
+        server = prompt + completion + "\n" + main_class + _java_rpc()
+        judge = prompt + _java_proxy(*entry) + "    }\n}\n" + test + "\n" + _java_rpc()
+        return server, judge
+    prompt, tests = spec["prompt"], spec["tests"]
+    main = _JAVA_MAIN.search(tests)
+    if main is None:
+        return None
+    body = truncate(completion, spec.get("stop_tokens", ()))
+    serve_main = f"    public static void main(String[] args) throws Exception {{ {_java_serve(owner, name)} }}\n}}\n"
+    server = prompt + body + "\n" + tests[: main.start()] + serve_main + _java_rpc()
+    judge = prompt + _java_proxy(*entry) + tests + "\n" + _java_rpc()
+    return server, judge

@@ -31,6 +31,7 @@ channel does not carry) makes the worker run the job's ``fallback`` instead,
 and the verdict says ``judged: false``.
 """
 
+import fnmatch
 import hashlib
 import json
 import os
@@ -70,10 +71,11 @@ def _build_judge(judge, cfg):
                 break
         if built is None:
             files = {}
-            for name in judge["keep"]:
-                with open(os.path.join(work, name), "rb") as fh:
-                    files[name] = (fh.read(), os.stat(os.path.join(work, name)).st_mode & 0o777)
-            built = {"files": files}
+            for name in sorted(os.listdir(work)):
+                if any(fnmatch.fnmatchcase(name, pattern) for pattern in judge["keep"]):
+                    with open(os.path.join(work, name), "rb") as fh:
+                        files[name] = (fh.read(), os.stat(os.path.join(work, name)).st_mode & 0o777)
+            built = {"files": files} if files else {"error": "the build made none of " + ", ".join(judge["keep"])}
     finally:
         os.chdir(here)
         shutil.rmtree(work, ignore_errors=True)
