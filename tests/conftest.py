@@ -13,5 +13,5 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 def shared_data() -> Path:
     """``../shared/data`` from the project root; tests using it skip when it is absent."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data not found at {SHARED_DATA} (see the README, 'Tests on real data')")
+        pytest.skip(f"real data not found at {SHARED_DATA} (see docs/development.md, 'Tests on real data')")
     return SHARED_DATA

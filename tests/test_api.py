@@ -16,6 +16,8 @@ import pytest
 import passatk
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+#: The README and every page of the documentation: their Python examples are what users copy.
+PAGES = [README, *sorted((README.parent / "docs").rglob("*.md"))]
 
 #: Import paths that worked before the layout of issue 13 and must keep working.
 OLDER_PATHS = [
@@ -43,7 +45,7 @@ def _python_blocks(text: str) -> list[str]:
 def _readme_imports() -> list[tuple[str, str | None]]:
     """(module, name) for every ``import`` and ``from ... import`` line in the README's Python blocks."""
     found = []
-    for block in _python_blocks(README.read_text(encoding="utf-8")):
+    for block in _python_blocks("\n".join(p.read_text(encoding="utf-8") for p in PAGES)):
         for line in block.splitlines():
             line = line.split("#")[0].strip()
             if not line.startswith(("import ", "from ")):
@@ -59,7 +61,7 @@ def _readme_imports() -> list[tuple[str, str | None]]:
 def _readme_attributes() -> list[str]:
     """Every dotted ``passatk.x.y`` reference in the README's Python blocks."""
     refs = set()
-    for block in _python_blocks(README.read_text(encoding="utf-8")):
+    for block in _python_blocks("\n".join(p.read_text(encoding="utf-8") for p in PAGES)):
         refs |= set(re.findall(r"\bpassatk(?:\.[A-Za-z_][A-Za-z0-9_]*)+", block))
     return sorted(refs)
 

@@ -354,3 +354,11 @@ class TestInTheSandbox:
         )
         assert done.returncode == 0, done.stderr
         assert "from the journal" in done.stderr and re.search(r"[1-9]\d* from the journal", done.stderr)
+
+
+def test_errors_name_options_not_python_arguments(tmp_path):
+    """A library message that names an argument (target='fixed') names the option on the command line (--target fixed)."""
+    f = write_counts(tmp_path / "m.csv", [f"p{i}" for i in range(40)], [4] * 40, [i % 5 for i in range(40)])
+    res = runner.invoke(app, ["score", str(f), "-k", "4", "--target", "fixed"])
+    assert res.exit_code == 2
+    assert "--target fixed needs n >= 2k samples per problem" in res.stderr and "target='fixed'" not in res.stderr

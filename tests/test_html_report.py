@@ -460,7 +460,7 @@ class _Pages:
         if files is None:
             return [*map(str, self.two_models)]
         if not SHARED_DATA.is_dir():
-            pytest.skip(f"real data not found at {SHARED_DATA} (see the README, 'Tests on real data')")
+            pytest.skip(f"real data not found at {SHARED_DATA} (see docs/development.md, 'Tests on real data')")
         return [str(SHARED_DATA / f) for f in files]
 
     def __getitem__(self, name: str) -> Path:

@@ -236,13 +236,13 @@ class TestCodeReward:
 def _readme_script() -> str:
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "rl.md").read_text(encoding="utf-8")
     return next(b.split("```")[0] for b in text.split("```python\n")[1:] if b.startswith("# train_pass_at_k.py"))
 
 
 @pytest.mark.slow
 def test_readme_script_trains_as_printed(tmp_path):
-    """The README's TRL script, run as printed on a tiny random model saved here, two steps."""
+    """The docs' TRL script (docs/guide/rl.md), run as printed on a tiny random model saved here, two steps."""
     import subprocess
     import sys
 

@@ -304,11 +304,11 @@ def test_import_does_not_import_verl_or_the_executor():
     subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ})
 
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "guide", "rl.md")  # the veRL command
 
 
 def _readme_overrides() -> list[str]:
-    """The overrides of the README's veRL command (section "Training with passatk rewards"), as printed."""
+    """The overrides of the docs' veRL command (docs/guide/rl.md, "Training with passatk rewards"), as printed."""
     text = open(README, encoding="utf-8").read()
     block = next(b for b in text.split("```bash\n")[1:] if b.startswith("python3 -m verl.trainer.main_ppo"))
     block = block.split("```")[0]

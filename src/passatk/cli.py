@@ -87,8 +87,19 @@ TableJsonFormat = Annotated[str | None, typer.Option("--format", help="table (de
 GATE_FAILED, ERROR = 1, 2
 
 
+#: The library's messages name its arguments (``target='fixed'``); on the command line they are options.
+_CLI_SPELLING = {
+    "target='fixed'": "--target fixed",
+    "method='normal'": "--ci normal",
+    "law='beta_binomial_mixture'": "--law beta_binomial_mixture",
+    "law='beta_binomial'": "--law beta_binomial",
+}
+
+
 def fail(message: str) -> None:
     """Print a one-line user error to stderr and exit with status 2 (status 1 is a failed CI gate)."""
+    for python, option in _CLI_SPELLING.items():
+        message = message.replace(python, option)
     typer.echo(f"passatk: error: {message}", err=True)
     raise typer.Exit(ERROR)
 

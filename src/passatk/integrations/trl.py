@@ -3,7 +3,7 @@
 
 ``trl_pass_at_k_advantages`` is also importable as ``passatk.rl.trl_pass_at_k_advantages``.
 Only :class:`PassAtKGRPOTrainer` imports TRL (``pip install 'passatk[trl]'``), on
-first use.  A whole script is in the README ("Training with passatk rewards").
+first use.  A whole script is in docs/guide/rl.md ("Training with passatk rewards").
 """
 
 from __future__ import annotations

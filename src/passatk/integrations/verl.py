@@ -15,7 +15,7 @@ worker (the ``TaskRunner`` included) has it::
     algorithm.adv_estimator=pass_at_k +algorithm.pass_at_k.k=8
 
 :func:`verl_advantage_estimator` builds the same estimator with a fixed k (also
-importable as ``passatk.rl.verl_advantage_estimator``).  The README ("Training
+importable as ``passatk.rl.verl_advantage_estimator``).  docs/guide/rl.md ("Training
 with passatk rewards") has a whole config.
 """
 

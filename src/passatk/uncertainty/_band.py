@@ -266,7 +266,7 @@ def simultaneous_band(
     is about the population of problems (:func:`passatk.summarize`'s default
     target).  A k at which every problem has the same value has SE 0 and a
     band of width 0 there; it does not enter the max.  The band's measured
-    simultaneous coverage is in the README (``benchmarks/ci_coverage.py``).
+    simultaneous coverage is on the docs' benchmarks page (``benchmarks/ci_coverage.py``).
 
     References
     ----------

@@ -15,7 +15,7 @@ __all__ = ["PlanResult", "plan_comparison"]
 
 #: Between-problem SD of the true per-problem difference assumed without a
 #: two-model pilot: the middle of what three real provers show on miniF2F
-#: (0.18-0.32 for k = 1..12, README "How sure").
+#: (0.18-0.32 for k = 1..12, docs/guide/how-sure.md).
 DEFAULT_OMEGA = 0.25
 #: Correlation of two models' per-problem pass@k assumed with a one-model pilot
 #: (0.67-0.89 between the miniF2F provers).

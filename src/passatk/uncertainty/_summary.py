@@ -93,7 +93,7 @@ def _effective_n(values: np.ndarray, codes: np.ndarray | None, se: np.ndarray) -
 
 
 #: What ``method="auto"`` picks for each kind of data follows the coverage measured in
-#: ``benchmarks/ci_coverage.py`` (README "How sure"): the smallest number of problems (or
+#: ``benchmarks/ci_coverage.py`` (docs/benchmarks.md): the smallest number of problems (or
 #: clusters) counted as large, and, for a large benchmark, how many problems' worth of
 #: distance from 0 or 1 (N times the distance) the t interval needs.
 AUTO_LARGE, AUTO_NEAR = 500, 15
@@ -407,7 +407,7 @@ def summarize(
     ``var_within`` and ``var_between`` split the population :math:`S^2/N`
     into those two parts.  Bootstrap intervals resample whole problems (or
     clusters), never the samples of one problem.  How often each interval
-    covers the truth, measured by simulation, is in the README
+    covers the truth, measured by simulation, is in docs/benchmarks.md
     (``benchmarks/ci_coverage.py``).  In short: from 200 problems on, the t
     interval covers 94-96% unless pass@k is pinned within 0.001 of 0 or 1;
     with 50-100 problems and skewed per-problem values (hard benchmarks,
@@ -440,7 +440,7 @@ def summarize(
     otherwise ``"bayes"`` below 500 problems (``"wilson"`` with clusters,
     which bayes does not model) and ``"t"`` from 500 on, but ``"wilson"``
     where N times the distance of the estimate from 0 or 1 is below 15.  The choice follows
-    the coverage measured by ``benchmarks/ci_coverage.py`` (README).
+    the coverage measured by ``benchmarks/ci_coverage.py`` (docs/benchmarks.md).
 
     References
     ----------

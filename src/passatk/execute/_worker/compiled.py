@@ -48,9 +48,9 @@ a Verifier ``run`` task) also gets what happened back in the verdict's
 None for one stopped by its limits or never started) and ``how``, as
 :mod:`.rawrun` gives them for Python.  What this does not give is the judge-process guarantee of
 Python tasks: the tests are compiled into the sample's own program, as every
-reference harness does, so a program can end early with status 0 (see the
-README's guarantee section); ``proof`` (Go, Rust) makes that a failure, but
-for a sample written to forge the harness's lines (README).
+reference harness does, so a program can end early with status 0 (see
+docs/guide/languages.md, what the verdict means); ``proof`` (Go, Rust) makes that a failure, but
+for a sample written to forge the harness's lines (the same page).
 """
 
 import json

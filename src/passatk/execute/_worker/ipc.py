@@ -1,7 +1,7 @@
 """What a run could leave for the next one outside its directories: files in ``/dev/shm`` and IPC objects.
 
 Every run of a zygote shares the zygote's ``/dev/shm`` and IPC namespace (a
-namespace per run would cost more than the run's fork: see the README).  So
+namespace per run would cost more than the run's fork: see docs/explanations/sandbox.md).  So
 after each run, as :class:`~.supervise.Scratch` does for ``/tmp``,
 :class:`Leftovers` empties ``/dev/shm`` (POSIX shared memory and named
 semaphores live there) when it changed, and removes every System V shared
