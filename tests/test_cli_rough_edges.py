@@ -362,3 +362,11 @@ def test_errors_name_options_not_python_arguments(tmp_path):
     res = runner.invoke(app, ["score", str(f), "-k", "4", "--target", "fixed"])
     assert res.exit_code == 2
     assert "--target fixed needs n >= 2k samples per problem" in res.stderr and "target='fixed'" not in res.stderr
+
+
+def test_plan_fits_80_columns(tmp_path):
+    """plan's table and its notes fit 80 columns (the notes are wrapped, not printed as one long line)."""
+    res = narrow.invoke(app, ["plan", "--delta", "0.03", "-k", "1"])
+    assert res.exit_code == 0, res.output
+    assert max(len(line) for line in res.stdout.splitlines()) <= 80
+    assert "variance components: assumed" in res.stdout

@@ -508,7 +508,7 @@ def compare_cmd(
         table, labels = fit_width(lambda labels: compare_table(records, labels), models)
         console.print(table)
         for line in legend_lines(labels) + excluded_lines(records):
-            typer.echo(line)
+            console.print(line, highlight=False)
     print_lines([f"passatk: {w}" for w in compare_warnings(records)])
     step_summary(markdown)
     if fail_if_worse:
@@ -570,7 +570,7 @@ def plan_cmd(
         return
     console.print(plan_table(result))
     for line in plan_lines(result):
-        typer.echo(line)
+        console.print(line, highlight=False)  # wrapped at the terminal's width
 
 
 def _run_evaluation(samples: Path, *, quiet: bool, **options):
