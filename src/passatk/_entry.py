@@ -12,5 +12,7 @@ def main() -> None:
     except ModuleNotFoundError as exc:
         if exc.name not in ("typer", "rich", "click"):
             raise
-        sys.exit(f"passatk: error: the command needs {exc.name!r}; install it with: pip install 'passatk[cli]'")
+        from passatk._install import install_hint
+
+        sys.exit(f"passatk: error: the command needs {exc.name!r}; install it with: {install_hint('cli')}")
     cli_main()

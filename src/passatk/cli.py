@@ -701,9 +701,7 @@ def evaluate(
     ] = True,
     backend: Annotated[
         str,
-        typer.Option(
-            "--backend", help="local (workers on this machine) or ray (workers as Ray actors; pip install 'passatk\\[ray]')."
-        ),
+        typer.Option("--backend", help="local (workers on this machine) or ray (workers as Ray actors; needs the ray extra)."),
     ] = "local",
     ray_address: Annotated[
         str | None,

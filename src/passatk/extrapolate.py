@@ -326,7 +326,9 @@ def _pass_at_k_beyond_iv(results, ks, law, components, n_resamples, rng):
     try:
         import scipy  # noqa: F401
     except ImportError as exc:  # pragma: no cover - scipy ships with the stats and cli extras
-        raise ImportError("pass_at_k_beyond needs scipy: pip install 'passatk[stats]'") from exc
+        from passatk._install import install_hint
+
+        raise ImportError(f"pass_at_k_beyond needs scipy: {install_hint('stats')}") from exc
     as_results(results)
     ks_arr, _ = as_ks(ks)
     as_choice(law, "law", LAWS)

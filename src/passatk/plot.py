@@ -30,7 +30,9 @@ def _figure(**kwargs):
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover - only without the extra
-        raise ImportError("plots need matplotlib: pip install 'passatk[plot]'") from exc
+        from passatk._install import install_hint
+
+        raise ImportError(f"plots need matplotlib: {install_hint('plot')}") from exc
     return Figure(**kwargs)
 
 

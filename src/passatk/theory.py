@@ -494,7 +494,9 @@ def optimise_mixture(Q, k) -> MixtureResult:
     try:
         from scipy.optimize import minimize
     except ImportError as exc:  # pragma: no cover - scipy ships with the stats extra
-        raise ImportError("optimise_mixture needs scipy: pip install 'passatk[stats]'") from exc
+        from passatk._install import install_hint
+
+        raise ImportError(f"optimise_mixture needs scipy: {install_hint('stats')}") from exc
     m = q.shape[1]
     solution = minimize(
         lambda w: -_mixture_pass_at_k(q, w, k)[0],

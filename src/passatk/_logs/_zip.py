@@ -66,9 +66,11 @@ class Archive:
         try:
             import zstandard
         except ImportError:
+            from passatk._install import install_hint
+
             raise ResultsFormatError(
                 f"{where}: zstd-compressed (as inspect_ai writes its logs); reading it needs the `zstandard` "
-                "package: pip install 'passatk[logs]'."
+                f"package: {install_hint('logs')}."
             ) from None
         with open(self.path, "rb") as fh:
             fh.seek(info.header_offset)

@@ -22,7 +22,7 @@ submitted, and at most ``max_in_flight`` batches are outstanding, so the
 number of Ray futures (and of jobs held by the driver for Ray) stays bounded
 however many samples there are.
 
-Install with ``pip install 'passatk[ray]'``; every node of a cluster needs
+Install with ``pip install -e '.[ray]'`` in passatk's clone (or ``pip install ray``); every node of a cluster needs
 passatk (and bubblewrap, when the driver's plan uses it) installed.
 """
 
@@ -53,7 +53,9 @@ def _import_ray(local: bool):
     try:
         import ray
     except ImportError:
-        raise ImportError("the Ray backend needs Ray: pip install 'passatk[ray]'.") from None
+        from passatk._install import install_hint
+
+        raise ImportError(f"the Ray backend needs Ray: {install_hint('ray')}.") from None
     return ray
 
 

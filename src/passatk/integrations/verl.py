@@ -174,14 +174,16 @@ def setup(name: str = ESTIMATOR_NAME) -> None:
     Raises
     ------
     ImportError
-        veRL is not installed (``pip install 'passatk[verl]'``).
+        veRL is not installed (``pip install -e '.[verl]'`` in passatk's clone).
     ValueError
         ``name`` is already taken by an estimator that is not passatk's.
     """
     try:
         from verl.trainer.ppo import core_algos
     except ImportError as exc:
-        raise ImportError("passatk.integrations.verl.setup needs veRL: pip install 'passatk[verl]'.") from exc
+        from passatk._install import install_hint
+
+        raise ImportError(f"passatk.integrations.verl.setup needs veRL: {install_hint('verl')}.") from exc
     current = core_algos.ADV_ESTIMATOR_REGISTRY.get(name)
     if current is not None:
         if getattr(current, "__passatk__", False):

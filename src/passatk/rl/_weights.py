@@ -27,7 +27,9 @@ def array_api():
     try:
         import array_api_compat
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError("passatk.rl needs the array-api-compat package; install it with `pip install 'passatk[rl]'`.") from exc
+        from passatk._install import install_hint
+
+        raise ImportError(f"passatk.rl needs the array-api-compat package; install it with `{install_hint('rl')}`.") from exc
     return array_api_compat
 
 
