@@ -282,6 +282,25 @@ class TestInTheSandbox:
         assert rec["pass_at_k"]["1"]["estimate"] == 0.75 and rec["target"] == "fixed" and rec["pass_at_k"]["1"]["se"] > 0
         assert "passatk: note: " in res.stderr
 
+    def test_evaluate_never_exits_2_after_a_successful_run(self, tmp_path):
+        """After the run, a k above n is left out with a note, and an SE that cannot be computed is said, not an error."""
+        problems = tmp_path / "p.jsonl"
+        problems.write_text("".join(json.dumps({**PROBLEM, "task_id": f"T/{i}"}) + "\n" for i in range(2)))
+        samples = tmp_path / "s.jsonl"
+        samples.write_text(
+            "".join(json.dumps({"task_id": f"T/{i}", "completion": "    return 2 * x\n"}) + "\n" for i in range(2))
+        )
+        base = ["evaluate", str(samples), "--problems", str(problems), "--workers", "1", "--json"]
+        res = runner.invoke(app, [*base, "-k", "1,10"])
+        assert res.exit_code == 0, res.output
+        assert list(json.loads(res.stdout)["s"]["pass_at_k"]) == ["1"]
+        assert "passatk: note: k = 10 is more than the 1 sample(s) of the problem with fewest" in res.stderr
+        fixed = runner.invoke(app, [*base, "-k", "1", "--target", "fixed"])  # the fixed target needs n >= 2k
+        assert fixed.exit_code == 0, fixed.output
+        assert json.loads(fixed.stdout)["s"]["pass_at_k"]["1"] == {"estimate": 1.0, "se": None, "ci": None}
+        assert "at k = 1 there is no SE or interval (--target fixed needs n >= 2k" in fixed.stderr
+        assert runner.invoke(app, ["score", str(samples) + "_results.jsonl", "-k", "1", "--target", "fixed"]).exit_code == 2
+
     @pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600)])
     def test_results_mode_follows_the_umask(self, tmp_path, umask, mode):
         """evaluate's results file gets 0666 & ~umask, as the journal beside it does."""

@@ -222,6 +222,19 @@ def score(
     Exit status: 0, 1 when a --fail-under gate fails, 2 on an error. With
     GITHUB_STEP_SUMMARY set, the Markdown table is appended there too.
     """
+    _score(files, k, as_json, level, ci, target, seed, audit, fail_under, fmt, metric, scorer)
+
+
+def _score(
+    files, k, as_json, level, ci, target, seed, audit=None, fail_under=None, fmt=None, metric="pass@k", scorer=None, *, after_run=False
+):  # fmt: skip
+    """``passatk score``; with ``after_run`` (evaluate, demo: the results are saved), what cannot be computed is said, not an error.
+
+    After a run, k values above the fewest samples of a problem are left out with a
+    note, and a model whose SE or interval cannot be computed gets its estimate,
+    whatever can be computed of the rest, and why, so that a successful run never
+    ends with status 2.
+    """
     from passatk.gates import below_thresholds, parse_thresholds
     from passatk.report import score_markdown, score_record
 
@@ -235,8 +248,17 @@ def score(
     if audit is not None and metric != "pass@k":
         fail("`--audit` bounds how far pass@k is inflated by verifier holes; it needs --metric pass@k.")
     models = load_models(files, scorer)
-    ks = parse_ks(k, list(models.values()))
-    records, notes = {}, []
+    ks, notes = parse_ks(k, list(models.values())), []
+    if after_run and k is not None:
+        nmin = min(int(r.n.min()) for r in models.values())
+        over = [x for x in ks if x > nmin]
+        if over:
+            ks = [x for x in ks if x <= nmin] or [1]
+            notes.append(
+                f"passatk: note: k = {', '.join(map(str, over))} is more than the {nmin} sample(s) of the problem with "
+                f"fewest: no unbiased estimate exists there; scored at k = {', '.join(map(str, ks))}."
+            )
+    records = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for name, res in models.items():
@@ -244,9 +266,9 @@ def score(
             try:
                 records[name] = score_record(res, ks, level=level, method=ci, target=target, rng=seed, metric=metric)
             except ValueError as exc:
-                if target != "population" or len(res) >= 2:
+                if not after_run and (target != "population" or len(res) >= 2):
                     fail(f"{res.source or name}: {exc}")
-                records[name], note = _one_problem_record(res, ks, level=level, ci=ci, seed=seed, metric=metric)
+                records[name], note = _fallback_record(res, ks, level=level, ci=ci, target=target, seed=seed, metric=metric)
                 notes.append(f"passatk: note: {res.source or name}: {note}")
     relay_warnings(caught)
     from passatk.report import score_warnings
@@ -269,38 +291,50 @@ def score(
         gate(below_thresholds(records, thresholds), "--fail-under")
 
 
-def _one_problem_record(res: Results, ks: list[int], *, level: float, ci: str, seed: int, metric: str) -> tuple[dict, str]:
-    """The record of a single problem, whose population SE cannot be computed: the fixed-target SE, and why.
+def _fallback_record(
+    res: Results, ks: list[int], *, level: float, ci: str, target: str, seed: int, metric: str
+) -> tuple[dict, str]:
+    """A record whose SE cannot be computed as asked: what can be computed, and why (the ``se_note``).
 
-    Where even that needs more samples (n < 2k) the estimate stands alone (SE and interval ``null``).
+    One problem has no population SE: its SE and interval are the fixed
+    target's (the sampling noise of this problem alone).  At a k where even
+    that cannot be computed (the fixed target needs n >= 2k) the estimate
+    stands alone, its SE and interval ``null``.
     """
     from passatk._provenance import provenance
     from passatk.estimators import pass_at_k, pass_hat_k
     from passatk.report import score_dict
 
+    use = "fixed" if target == "population" and len(res) < 2 else target
     rec = {
-        **provenance([res.source], {"k": ks, "metric": metric, "ci": ci, "level": level, "target": "fixed", "seed": seed}),
-        "metric": metric, "problems": len(res), "samples": int(res.n.sum()), "level": level, "method": ci, "target": "fixed",
+        **provenance([res.source], {"k": ks, "metric": metric, "ci": ci, "level": level, "target": use, "seed": seed}),
+        "metric": metric, "problems": len(res), "samples": int(res.n.sum()), "level": level, "method": ci, "target": use,
         "pass_at_k": {},
     }  # fmt: skip
-    missing = []
+    missing, why = [], ""
     for k in ks:
         try:
-            rec["pass_at_k"][str(k)] = score_dict(res, [k], level=level, method=ci, target="fixed", rng=seed, metric=metric)[
+            rec["pass_at_k"][str(k)] = score_dict(res, [k], level=level, method=ci, target=use, rng=seed, metric=metric)[
                 "pass_at_k"
             ][str(k)]
-        except ValueError:
+        except ValueError as exc:
             estimate = (pass_at_k if metric == "pass@k" else pass_hat_k)(res.n, res.c, k)
             rec["pass_at_k"][str(k)] = {"estimate": float(estimate.mean()), "se": None, "ci": None}
             missing.append(k)
-    note = (
-        "one problem: a standard error over the population of problems needs at least 2, so the SE and interval "
-        "shown are --target fixed's (the sampling noise of this problem alone)"
-    )
+            why = why or str(exc).split(";")[0]
+    notes = []
+    if use != target:
+        notes.append(
+            "one problem: a standard error over the population of problems needs at least 2, so the SE and interval "
+            "shown are --target fixed's (the sampling noise of this problem alone)"
+        )
     if missing:
-        note += f"; at k = {', '.join(map(str, missing))} that needs n >= 2k samples, so the estimate stands alone"
-    rec["se_note"] = note + "."
-    return rec, note + "."
+        for python, option in _CLI_SPELLING.items():
+            why = why.replace(python, option)
+        notes.append(f"at k = {', '.join(map(str, missing))} there is no SE or interval ({why}); the estimate stands alone")
+    note = "; ".join(notes) + "."
+    rec["se_note"] = note
+    return rec, note
 
 
 def _auto_lines(records: dict[str, dict]) -> list[str]:
@@ -747,7 +781,7 @@ def evaluate(
         backend=backend,
         ray_address=ray_address,
     )
-    score(files=[result.path], k=k, as_json=as_json, fmt=fmt, level=level, ci=ci, target=target, seed=seed, metric=metric)
+    _score([result.path], k, as_json, level, ci, target, seed, fmt=fmt, metric=metric, after_run=True)
     if report is not None:
         models = load_models([result.path])
         info = _write_report(models, report, parse_ks(k, list(models.values())), level=level, method=ci, target=target, rng=seed)
@@ -793,7 +827,7 @@ def demo(
         path, quiet=quiet, dataset="humaneval", workers=workers, timeout=timeout, sandbox=sandbox, fresh=True
     )
     ks = ",".join(str(x) for x in (1, 5, 10) if x <= n)
-    score(files=[result.path], k=ks, as_json=as_json, fmt=fmt, level=level, ci=ci, seed=seed)
+    _score([result.path], ks, as_json, level, ci, "population", seed, fmt=fmt, after_run=True)
 
 
 def _audit_report():
