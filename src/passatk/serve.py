@@ -13,7 +13,8 @@ the client comparing stdout.
 Endpoints
 ---------
 ``GET /v1/ping``   ``"pong"`` as JSON (SandboxFusion's liveness check, answered as it answers it).
-``GET /health``    ``{"status": "ok", ...}`` with the isolation, workers and load.
+``GET /health``    ``{"status": "ok", ...}`` with the isolation, workers, load and the
+                   Python environment programs run in (``--python``: version, digest, distributions).
 ``POST /run_code`` SandboxFusion's request and response, in Python and every
                    SandboxFusion language passatk has a recipe for (``cpp``,
                    ``java``, ``nodejs``, ``typescript``, ``go``, ``go_test``,
@@ -129,6 +130,10 @@ class ServeOptions:
         (or a task's ``memory_mb``) may ask for less, and more is clamped.
     wall_factor : float
         Sleeping programs stop at ``timeout * wall_factor + 1`` wall seconds.
+    python : str or None
+        The Python environment programs run in (``--python``; see
+        :func:`passatk.execute.environments.resolve_environment`); default
+        passatk's interpreter with the standard library and numpy only.
     """
 
     host: str = "127.0.0.1"
@@ -143,6 +148,7 @@ class ServeOptions:
     max_timeout: float = 120.0
     memory_mb: int | None = 4096
     wall_factor: float = 2.0
+    python: str | None = None
 
 
 def _is_loopback(host: str) -> bool:
@@ -532,6 +538,7 @@ def create_app(verifier: Verifier, options: ServeOptions | None = None):
                 "in_flight": svc.pending,
                 "max_queue": opts.max_queue,
                 "languages": list(RUN_LANGUAGES),
+                "environment": verifier.environment.record(),
             }
         )
 
@@ -616,7 +623,7 @@ def serve(options: ServeOptions | None = None, *, ready=None) -> None:
     # Verifier's dispatcher thread, which lives until close() (see the module's note on PDEATHSIG).
     verifier = Verifier(
         workers=opts.workers, timeout=opts.timeout, memory_mb=opts.memory_mb, wall_factor=opts.wall_factor,
-        max_timeout=opts.max_timeout,
+        max_timeout=opts.max_timeout, python=opts.python,
     )  # fmt: skip
     try:
         verifier.start()

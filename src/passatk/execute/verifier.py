@@ -55,6 +55,7 @@ from dataclasses import asdict, dataclass, replace
 from passatk.execute import contest, languages, proofs
 from passatk.execute._worker.outputs import RULES
 from passatk.execute._worker.verdict import Verdict
+from passatk.execute.environments import Environment, resolve_environment
 from passatk.execute.pool import FifoScheduler, LocalPool
 from passatk.execute.sandbox import Limits, Sandbox, SandboxError, WorkerLost, plan_sandbox
 from passatk.execute.tasks import _as_text, job_key
@@ -709,6 +710,9 @@ class Verifier:
     binds : sequence of str, default ()
     site_packages : bool, default True
         As for :func:`passatk.evaluate`.
+    python : str or Environment, optional
+        The Python environment programs run in, as for :func:`passatk.evaluate`
+        (default: passatk's interpreter with the standard library and numpy only).
     pass_fractions : bool, default True
         Run every case of a task (not only up to the first failure) so that
         ``Verdict.pass_fraction`` is the share of cases passed.  A wrong
@@ -746,6 +750,7 @@ class Verifier:
         sandbox: str | Sandbox = "auto",
         binds: Sequence[str] = (),
         site_packages: bool = True,
+        python: str | os.PathLike | Environment | None = None,
         pass_fractions: bool = True,
         max_timeout: float | None = None,
         max_pools: int = 4,
@@ -774,6 +779,7 @@ class Verifier:
             site_packages,
             bool(pass_fractions),
         )
+        self.environment = resolve_environment(python, site_packages=site_packages)
         self._lanes: dict[int | None, _Lane] = {}
         self._lock = threading.Lock()
         self._pid = os.getpid()
@@ -797,7 +803,7 @@ class Verifier:
     def _plan_locked(self) -> Sandbox:
         if self._plan is None:  # every language's toolchain configuration and prepared caches, read-only
             binds = (*self.binds, *(b for b in languages.runtime_binds() if b not in self.binds))
-            self._plan = plan_sandbox(self.sandbox, binds, site_packages=self.site_packages)
+            self._plan = plan_sandbox(self.sandbox, binds, python=self.environment)
         return self._plan
 
     def _lane_locked(self, memory_mb):
