@@ -235,7 +235,7 @@ class TestCli:
         """--ci bayes: the record's interval is summarize's and the options say bayes."""
         out = self.run("score", str(path), "-k", "1,10", "--ci", "bayes", "--json")
         assert out.exit_code == 0, out.output
-        rec = json.loads(out.output)["m"]
+        rec = json.loads(out.stdout)["m"]
         ref = summarize(Results.from_counts([f"t{i}" for i in range(50)], [10] * 50, _c(path)), [1, 10], method="bayes")
         assert rec["options"]["ci"] == "bayes" and rec["method"] == "bayes"
         assert rec["pass_at_k"]["10"]["ci"] == pytest.approx([ref.ci.low[1], ref.ci.high[1]], rel=1e-12)
@@ -246,7 +246,7 @@ class TestCli:
         assert out.exit_code == 0, out.output
         said = "--ci auto picked for m: k=1: bayes (50 problems (< 500)); k=10: wilson (every estimate 0 or 1)"
         assert said in out.output  # n = 10 here: pass@10 of a problem is 1[c > 0], a binomial case
-        rec = json.loads(self.run("score", str(path), "--ci", "auto", "--json").output)["m"]
+        rec = json.loads(self.run("score", str(path), "--ci", "auto", "--json").stdout)["m"]
         assert rec["pass_at_k"]["1"]["method"] == "bayes"
 
     def test_bad_ci_is_one_line(self, path):

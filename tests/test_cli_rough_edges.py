@@ -389,3 +389,12 @@ def test_plan_fits_80_columns(tmp_path):
     assert res.exit_code == 0, res.output
     assert max(len(line) for line in res.stdout.splitlines()) <= 80
     assert "variance components: assumed" in res.stdout
+
+
+def test_curve_warns_about_few_problems(tmp_path):
+    """curve says when a model has fewer than 30 problems (its bands are rough), as score does."""
+    f = write_counts(tmp_path / "m.csv", [f"p{i}" for i in range(10)], [8] * 10, [i % 9 for i in range(10)])
+    res = runner.invoke(app, ["curve", str(f), "--no-band"])
+    assert res.exit_code == 0, res.output
+    assert "passatk: warning: m: only 10 problems; an interval over fewer than 30 problems is rough" in res.stderr
+    assert "--ci auto." not in res.stderr and "(score and report take --ci auto)" in res.stderr

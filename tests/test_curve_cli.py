@@ -49,7 +49,7 @@ def test_json_values_equal_pass_at_k(two_files):
     """--json gives each model's pass@k at each k, equal to the mean of pass_at_k, plus the crossover record."""
     out = runner.invoke(app, ["curve", *map(str, two_files), "-k", "1,3,16", "--json"])
     assert out.exit_code == 0, out.output
-    doc = json.loads(out.output)
+    doc = json.loads(out.stdout)
     for path in two_files:
         res = load_results(path)
         rec = doc["models"][res.name]["pass_at_k"]
@@ -78,7 +78,7 @@ def test_extrapolation_is_marked_model_based(two_files):
     assert all(cells[k]["diverse"].startswith("*") == (k > 16) for k in cells)  # model-based rows are starred
     assert cells[64]["diverse"] in out.output and cells[16]["diverse"] in out.output
     assert "model-based beyond n" in out.output
-    doc = json.loads(runner.invoke(app, ["curve", str(two_files[1]), "--extrapolate-to", "100", "--json"]).output)
+    doc = json.loads(runner.invoke(app, ["curve", str(two_files[1]), "--extrapolate-to", "100", "--json"]).stdout)
     beyond = doc["models"]["diverse"]["beyond_n"]
     assert beyond["model_based"] is True and list(beyond["pass_at_k"]) == ["32", "64", "100"]
     assert "32" not in doc["models"]["diverse"]["pass_at_k"]
@@ -114,7 +114,7 @@ def test_bands_in_json_table_and_figure(two_files, tmp_path):
     from passatk.uncertainty import difference_band, simultaneous_band
 
     models = load_results(list(two_files))
-    doc = json.loads(runner.invoke(app, ["curve", *map(str, two_files), "--json"]).output)
+    doc = json.loads(runner.invoke(app, ["curve", *map(str, two_files), "--json"]).stdout)
     for name, res in models.items():
         ref = simultaneous_band(res, [1, 2, 4, 8, 16])
         rec = doc["models"][name]["band"]
@@ -133,6 +133,6 @@ def test_bands_in_json_table_and_figure(two_files, tmp_path):
 def test_no_band(two_files):
     """--no-band leaves the bands out of the JSON and the text."""
     out = runner.invoke(app, ["curve", *map(str, two_files), "--no-band", "--json"])
-    doc = json.loads(out.output)
+    doc = json.loads(out.stdout)
     assert "band" not in doc["models"]["focused"] and doc["difference_bands"] == []
     assert "band holds" not in runner.invoke(app, ["curve", *map(str, two_files), "--no-band"]).output

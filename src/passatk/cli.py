@@ -414,7 +414,11 @@ def curve(
         fail(str(exc))
     except (OSError, ValueError) as exc:
         fail(f"could not write the figure: {exc}")
-    stats = [f"passatk: {w}" for w in crossover_warnings(result.crossovers)]
+    from passatk.report import FEW_PROBLEMS, score_warnings
+
+    few = [w for w in score_warnings({n: s.to_dict() for n, s in result.summaries.items()}) if f"fewer than {FEW_PROBLEMS}" in w]
+    few = [w.replace(", or use --ci auto.", " (score and report take --ci auto).") for w in few]  # curve's bands are t
+    stats = [f"passatk: {w}" for w in few + crossover_warnings(result.crossovers)]  # (per-k SE warnings: score's job)
     if as_json:
         print_lines(stats)
         typer.echo(json.dumps(result.to_dict(), indent=2))
