@@ -14,7 +14,7 @@ import os
 import pytest
 
 from passatk.execute import Limits, SandboxError, evaluate, languages, plan_sandbox
-from passatk.execute.judged import _cpp_entry, _split_params, judged_job
+from passatk.execute.judged import _cpp_entry, _split_params, cpp_runtime, judged_job
 from passatk.execute.languages import ToolchainMissing
 from passatk.execute.pool import LocalPool
 from passatk.execute.tasks import load_problems
@@ -48,7 +48,7 @@ def _problems(shared_data, fmt, lang):
 
 
 def _run(jobs, timeout=10.0):
-    binds = languages.sandbox_binds({j.get("language", "cpp") for j in jobs})
+    binds = (*languages.sandbox_binds({j.get("language", "cpp") for j in jobs}), str(cpp_runtime().parent))
     plan = plan_sandbox("bwrap", binds, quiet=True)
     out = {}
     LocalPool(plan, Limits(timeout=timeout, memory_mb=1024, wall_factor=3, pids=64), workers=2).run(
@@ -64,16 +64,25 @@ class TestEntryPoint:
     @pytest.mark.parametrize(
         "prompt, expected",
         [
-            ("long add(long x, long y) {\n", ("add", ["x", "y"])),
-            ("// c\nstd::map<std::string,long> histogram(std::string test) {\n", ("histogram", ["test"])),
-            ("std::tuple<long, long> f(std::tuple<long, long> a, std::vector<std::pair<int,int>> b){", ("f", ["a", "b"])),
-            ("vector<string> separate_paren_groups(string paren_string){\n", ("separate_paren_groups", ["paren_string"])),
-            ("int f(std::vector<long>& arr) {", ("f", ["arr"])),
-            ("long g() {\n", ("g", [])),
+            ("long add(long x, long y) {\n", ("add", ["x", "y"], "long (*)(long, long)")),
+            (
+                "// c\nstd::map<std::string,long> histogram(std::string test) {\n",
+                ("histogram", ["test"], "std::map<std::string,long> (*)(std::string)"),
+            ),
+            (
+                "std::tuple<long, long> f(std::tuple<long, long> a, std::vector<std::pair<int,int>> b){",
+                ("f", ["a", "b"], "std::tuple<long, long> (*)(std::tuple<long, long>, std::vector<std::pair<int,int>>)"),
+            ),
+            (
+                "vector<string> separate_paren_groups(string paren_string){\n",
+                ("separate_paren_groups", ["paren_string"], "vector<string> (*)(string)"),
+            ),
+            ("int f(std::vector<long>& arr) {", ("f", ["arr"], "int (*)(std::vector<long>&)")),
+            ("static long g() {\n", ("g", [], "long (*)()")),
         ],
     )
     def test_found(self, prompt, expected):
-        """The last function header of the prompt gives the entry point and its parameters' names."""
+        """The last function header of the prompt gives the entry point, its parameters' names and its pointer type."""
         assert _cpp_entry(prompt) == expected
 
     @pytest.mark.parametrize("prompt", ["/* no header */\n", "int f(int) {\n", "int main() {\n", "int f(int x);\n"])

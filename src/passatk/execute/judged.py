@@ -48,6 +48,7 @@ message]`` on one line.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from functools import cache
@@ -64,6 +65,25 @@ def _cpp_rpc() -> str:
     return (_HERE / "passatk_rpc.hpp").read_text(encoding="utf-8")
 
 
+def cpp_runtime() -> Path:
+    """The channel's C++ runtime (parser, channel, errors) compiled once into ``passatk_rpc.o`` in the cache.
+
+    Both programs link it instead of compiling it each time: the call server
+    then costs little more to build than the compiled mode's program.
+    """
+    from passatk.execute.languages import _build_once, _clean_env, _run, _tool_version
+
+    digest = hashlib.sha256(_cpp_rpc().encode()).hexdigest()[:12]
+
+    def build(tmp: Path) -> None:
+        (tmp / "passatk_rpc.cpp").write_text('#define PASSATK_RPC_IMPL\n#include "passatk_rpc.hpp"\n')
+        (tmp / "passatk_rpc.hpp").write_text(_cpp_rpc())
+        argv = ["g++", "-std=c++11", "-O2", "-c", "passatk_rpc.cpp", "-o", "passatk_rpc.o"]
+        _run(argv, tmp, _clean_env(str(tmp)), "the C++ call channel's runtime")
+
+    return _build_once(f"cpp-rpc-{digest}-{_tool_version(['g++', '--version'])}", build) / "passatk_rpc.o"
+
+
 # --------------------------------------------------------------------------- #
 # C++
 # --------------------------------------------------------------------------- #
@@ -72,8 +92,8 @@ _CPP_SIGNATURE = re.compile(r"(?:^|\n)([^\n;{}]*?\b(\w+)\s*\(([^()]*)\)\s*\{)\s*
 _CPP_MAIN = re.compile(r"^\s*int\s+main\s*\(", re.M)
 
 
-def _split_params(params: str) -> list[str] | None:
-    """The parameters' names in a C-like parameter list (commas inside ``<>``, ``()`` and ``[]`` kept), or None."""
+def _params(params: str) -> list[tuple[str, str]] | None:
+    """``(type, name)`` of each parameter of a C-like parameter list (commas inside ``<>``, ``()``, ``[]`` kept), or None."""
     parts, depth, at = [], 0, 0
     for i, ch in enumerate(params):
         if ch in "<([":
@@ -87,30 +107,56 @@ def _split_params(params: str) -> list[str] | None:
     parts = [p.strip() for p in parts]
     if parts == [""] or parts == ["void"]:
         return []
-    names = []
+    out = []
     for part in parts:
-        m = re.search(r"(\w+)\s*$", part.split("=")[0])
-        if m is None or m.group(1) == part.strip():  # a type without a name
+        part = part.split("=")[0].strip()
+        m = re.search(r"(\w+)\s*$", part)
+        if m is None or m.group(1) == part or not part[: m.start()].strip():  # a type without a name
             return None
-        names.append(m.group(1))
-    return names
+        out.append((part[: m.start()].strip(), m.group(1)))
+    return out
 
 
-def _cpp_entry(prompt: str) -> tuple[str, list[str]] | None:
-    """The entry point whose body the prompt opens (its name and parameter names), or None."""
+def _split_params(params: str) -> list[str] | None:
+    """The parameters' names in a C-like parameter list, or None."""
+    found = _params(params)
+    return None if found is None else [name for _, name in found]
+
+
+def _cpp_entry(prompt: str) -> tuple[str, list[str], str] | None:
+    """The entry point whose body the prompt opens: its name, its parameters' names and its function-pointer type; or None.
+
+    The pointer type picks the entry point among overloads of its name
+    (``strlen``, ``unique``, ``is_sorted``: the standard library's, seen
+    through ``using namespace std``).
+    """
     m = _CPP_SIGNATURE.search(prompt)
     if m is None or m.group(2) in ("if", "for", "while", "switch", "main"):
         return None
-    params = _split_params(m.group(3))
-    return None if params is None else (m.group(2), params)
+    params = _params(m.group(3))
+    ret = re.sub(r"\b(?:static|inline|extern|constexpr)\b", "", m.group(1)[: m.start(2) - m.start(1)]).strip()
+    if params is None or not ret:
+        return None
+    return m.group(2), [name for _, name in params], f"{ret} (*)({', '.join(t for t, _ in params)})"
 
 
-def _cpp_server(name: str) -> str:
-    return f"\n{_cpp_rpc()}\nint main() {{ return passatk_rpc::serve(&{name}); }}\n"
+def _cpp_header(pointer: str) -> str:
+    """The channel's header, with only the codecs the entry point's types need (a C++11 build pays for each include)."""
+    needs = "".join(
+        f"#define {macro} 1\n"
+        for macro, word in (("PASSATK_RPC_MAPS", r"map\b"), ("PASSATK_RPC_CSTR", r"char\s*\*"))
+        if re.search(word, pointer)
+    )
+    return needs + _cpp_rpc()
 
 
-def _cpp_proxy(name: str, params: list[str]) -> str:
-    return f"\n    return passatk_rpc::call(&{name}{''.join(', ' + p for p in params)});\n"
+def _cpp_server(name: str, pointer: str) -> str:
+    return f"\n{_cpp_header(pointer)}\nint main() {{ return passatk_rpc::serve(static_cast<{pointer}>(&{name})); }}\n"
+
+
+def _cpp_proxy(name: str, params: list[str], pointer: str) -> str:
+    args = "".join(", " + p for p in params)
+    return f"\n    return passatk_rpc::call(static_cast<{pointer}>(&{name}){args});\n"
 
 
 def _cpp_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
@@ -123,16 +169,16 @@ def _cpp_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
         if entry is None:
             return None
         setup = "".join(s + "\n" for s in _CPP_INCLUDES if s not in prompt)
-        server = setup + "\n" + prompt + completion + "\n" + _cpp_server(entry[0])
-        judge = _cpp_rpc() + setup + "\n" + prompt + _cpp_proxy(*entry) + "}\n" + spec["test"]
+        server = setup + "\n" + prompt + completion + "\n" + _cpp_server(entry[0], entry[2])
+        judge = _cpp_header(entry[2]) + setup + "\n" + prompt + _cpp_proxy(*entry) + "}\n" + spec["test"]
         return server, judge
     prompt, tests = spec["prompt"], spec["tests"]
     entry, main = _cpp_entry(prompt), _CPP_MAIN.search(tests)
     if entry is None or main is None:
         return None
     body = truncate(completion, spec.get("stop_tokens", ()))
-    server = prompt + body + "\n" + tests[: main.start()] + _cpp_server(entry[0])
-    judge = _cpp_rpc() + prompt + _cpp_proxy(*entry) + tests
+    server = prompt + body + "\n" + tests[: main.start()] + _cpp_server(entry[0], entry[2])
+    judge = _cpp_header(entry[2]) + prompt + _cpp_proxy(*entry) + tests
     return server, judge
 
 
@@ -155,13 +201,13 @@ def _cpp_code_programs(source: str, tests: str) -> tuple[str, str] | None:
     headers = list(re.finditer(r"(?:^|\n)([^\n;{}]*?\b" + re.escape(name) + r"\s*\(([^()]*)\)\s*\{)", source))
     if not headers:
         return None
-    header = headers[-1]
-    params = _split_params(header.group(2))
-    if params is None:
+    header = headers[-1].group(1).strip()
+    entry = _cpp_entry(header)
+    if entry is None:
         return None
     preamble = "".join(m.group(0).strip() + "\n" for m in _CPP_PREAMBLE.finditer(source))
-    server = source + "\n" + tests[: main.start()] + _cpp_server(name)
-    judge = _cpp_rpc() + preamble + header.group(1).strip() + _cpp_proxy(name, params) + "}\n" + tests
+    server = source + "\n" + tests[: main.start()] + _cpp_server(name, entry[2])
+    judge = _cpp_header(entry[2]) + preamble + header + _cpp_proxy(*entry) + "}\n" + tests
     return server, judge
 
 
@@ -201,6 +247,12 @@ def _job(lang: str, server: str, judge: str, compiled: dict) -> dict | None:
         keep = ["*.class"]
     elif run["argv"][0].startswith("./"):
         keep = [run["argv"][0][2:]]
+        if lang == "cpp":  # the channel's runtime, compiled once, linked after the program
+            runtime = str(cpp_runtime())
+            for step in steps[:-1]:
+                if compiled["file"] in step["argv"]:
+                    at = step["argv"].index(compiled["file"]) + 1
+                    step["argv"] = [*step["argv"][:at], runtime, *step["argv"][at:]]
     else:
         return None
     sample = {**compiled, "source": server, "steps": [*steps[:-1], {**run, "call": True}], "rule": {}}

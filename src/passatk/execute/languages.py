@@ -968,4 +968,8 @@ def problem_binds(problems: Mapping) -> tuple[str, ...]:
             fmt = prob.spec["format"]
             recipe = humaneval_x_recipe(lang, prob.spec) if fmt == "humaneval-x" else multiple_recipe(lang)
             caches.update(dict.fromkeys(recipe.binds))
+            if lang == "cpp":  # the judged mode's call channel runtime (passatk.execute.judged)
+                from passatk.execute.judged import cpp_runtime
+
+                caches[os.path.realpath(cpp_runtime().parent)] = None
     return tuple(dict.fromkeys((*sandbox_binds(langs), *caches)))
