@@ -262,7 +262,10 @@ class TestJournal:
 ERRORS = [
     ({"timeout": 0}, r"`timeout` must be a number of CPU seconds in \(0, 3600\]; got timeout=0"),
     ({"memory_mb": 10}, r"`memory_mb` must be None or an integer >= 64; got memory_mb=10"),
-    ({"dataset": "nope"}, r"`dataset` must be one of humaneval, mbpp, apps, livecodebench, humaneval-x, multipl-e; got 'nope'"),
+    (
+        {"dataset": "nope"},
+        r"`dataset` must be one of humaneval, mbpp, apps, livecodebench, humaneval-x, multipl-e, minif2f-metamath, bigcodebench; got 'nope'",
+    ),
     ({"sandbox": "docker"}, r"`sandbox` must be one of auto, bwrap, process; got 'docker'"),
     ({"workers": 0}, r"`workers` must be an integer >= 1; got workers=0"),
     ({"verifier": ""}, r"`verifier` must be a command; got an empty one"),

@@ -132,6 +132,38 @@ class Environment:
             "distributions": list(self.distributions),
         }
 
+    @property
+    def preload(self) -> tuple[str, ...]:
+        """Modules the warm worker and zygote import before any job: the data-science stack where it is installed.
+
+        Empty unless pandas is installed (the default environment preloads
+        nothing beyond passatk's usual standard-library modules).
+        """
+        if not self.has("pandas"):
+            return ()
+        wanted = (("numpy", "numpy"), ("pandas", "pandas"), ("matplotlib", "matplotlib"), ("matplotlib", "matplotlib.pyplot"))
+        return tuple(module for dist, module in wanted if self.has(dist))
+
+    @property
+    def variables(self) -> tuple[tuple[str, str], ...]:
+        """Environment variables the programs run with: BigCodeBench's harness's where matplotlib is installed.
+
+        (``MPLBACKEND=Agg``, one OpenMP/BLAS thread, TensorFlow's logging off,
+        ``TZ=UTC``, as ``bigcodebench.eval.utils.reliability_guard`` sets them.)
+        """
+        if not self.has("matplotlib"):
+            return ()
+        return (
+            ("MPLBACKEND", "Agg"),
+            ("MPLCONFIGDIR", "/tmp/.matplotlib"),
+            ("OMP_NUM_THREADS", "1"),
+            ("OPENBLAS_NUM_THREADS", "1"),
+            ("MKL_NUM_THREADS", "1"),
+            ("TF_CPP_MIN_LOG_LEVEL", "3"),
+            ("TF_ENABLE_ONEDNN_OPTS", "0"),
+            ("TZ", "UTC"),
+        )
+
     def has(self, distribution: str) -> bool:
         """Whether ``distribution`` (a name, any case) is installed here."""
         want = _canonical(distribution)

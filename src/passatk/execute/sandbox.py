@@ -196,7 +196,7 @@ class Sandbox:
             "ALL",
             "--clearenv",
         ]
-        for key, value in _worker_env(python, "/tmp").items():
+        for key, value in _worker_env(python, "/tmp", self.environment).items():
             argv += ["--setenv", key, value]
         argv += ["--ro-bind", "/usr", "/usr"]
         for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
@@ -222,9 +222,10 @@ class Sandbox:
         return argv + ["--chdir", "/tmp", "--"] + tail + [_IN_SANDBOX, role, str(fd)]
 
 
-def _worker_env(python: str, home: str) -> dict[str, str]:
-    """The whole environment of a worker and its samples (the caller's is not passed on)."""
+def _worker_env(python: str, home: str, environment: Environment | None = None) -> dict[str, str]:
+    """The whole environment of a worker and its samples (the caller's is not passed on), with the Python environment's own variables."""
     return {
+        **(dict(environment.variables) if environment is not None else {}),
         "PATH": f"{os.path.dirname(python)}:/usr/local/bin:/usr/bin:/bin",
         "HOME": home,
         "LANG": "C.UTF-8",
@@ -427,7 +428,7 @@ class SandboxedWorker:
             ]
         self._stderr = tempfile.TemporaryFile()
         self._zygote_stderr = tempfile.TemporaryFile()
-        env = _worker_env(sandbox.python, tempfile.gettempdir())
+        env = _worker_env(sandbox.python, tempfile.gettempdir(), sandbox.environment)
         try:
             self.zygote = subprocess.Popen(
                 zygote_argv,
@@ -456,7 +457,8 @@ class SandboxedWorker:
         nproc = limits.pids + 2 if sandbox.pids_guard == "rlimit" else 0
         config = limits.worker_config(pidns=sandbox.mode == "bwrap", nproc=nproc)
         cpus = [] if cpu is None else [cpu]
-        self.send("config", {**config, "import_paths": list(sandbox.import_paths), "cpus": cpus})
+        preload = list(sandbox.environment.preload) if sandbox.environment is not None else []
+        self.send("config", {**config, "import_paths": list(sandbox.import_paths), "cpus": cpus, "preload": preload})
         self.info = self._wait_ready(start_timeout)
 
     def _wait_ready(self, timeout: float) -> dict:

@@ -46,13 +46,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from passatk.execute import languages, proofs
+from passatk.execute import bigcodebench, languages, proofs
 from passatk.execute.sandbox import Limits
 from passatk.loaders import iter_jsonl, read_jsonl
 
 __all__ = ["Problem", "build_job", "job_key", "iter_samples", "load_problems", "read_samples", "DATASETS", "humaneval_path"]
 
-DATASETS = ("humaneval", "mbpp", "apps", "livecodebench", "humaneval-x", "multipl-e", proofs.DATASET)
+DATASETS = ("humaneval", "mbpp", "apps", "livecodebench", "humaneval-x", "multipl-e", proofs.DATASET, bigcodebench.DATASET)
 
 
 @dataclass(frozen=True)
@@ -261,6 +261,8 @@ def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem
         tests = "\n" + "\n".join(rec["test_list"]) + "\n"
         spec = {"head": "", "tail": setup and "\n" + setup + "\n", "tests": tests, "remote": _shadowing(rec.get("code"))}
         return Problem(tid, "python", {**spec, "modules": _imported_modules(rec.get("code"))})
+    if dataset is None and bigcodebench.is_bigcodebench(rec):
+        return bigcodebench.problem_of(rec, tid)
     if dataset in (None, "humaneval") and {"prompt", "test", "entry_point"} <= set(rec):
         tests = "\n" + rec["test"] + "\n" + f"check({rec['entry_point']})"
         modules = _imported_modules(rec["prompt"] + (rec.get("canonical_solution") or ""))
@@ -291,6 +293,10 @@ def load_problems(path: str | os.PathLike | None = None, *, dataset: str | None 
     """
     if dataset is not None and dataset not in DATASETS:
         raise ValueError(f"`dataset` must be one of {', '.join(DATASETS)}; got {dataset!r}.")
+    if dataset == bigcodebench.DATASET:  # unittest TestCases against task_func (passatk.execute.bigcodebench)
+        if path is None:
+            raise ValueError("--dataset bigcodebench needs --problems FILE (BigCodeBench.jsonl or .jsonl.gz).")
+        return bigcodebench.load_bigcodebench(path)
     if dataset == proofs.DATASET:  # a folder of .mm files, not a JSON Lines file
         if path is None:
             raise ValueError(f"--dataset {proofs.DATASET} needs --problems FOLDER (openai/miniF2F's metamath/ folder).")
@@ -326,6 +332,8 @@ def build_job(
     spec = problem.spec
     if problem.kind == "program":  # another language: its recipe (passatk.execute.languages)
         return languages.program_job(spec, completion)
+    if problem.kind == "bigcodebench":  # TestCases in the judge, or with the program (passatk.execute.bigcodebench)
+        return bigcodebench.bigcodebench_job(spec, completion)
     if problem.kind == "proof":  # a proof attempt (passatk.execute.proofs)
         return proofs.proof_job(spec["language"], spec["statement"], completion, where=f"task {task_id!r}")
     if problem.kind == "python":

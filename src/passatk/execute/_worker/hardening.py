@@ -199,18 +199,24 @@ def private_dir(prefix, parent=None):
 # --------------------------------------------------------------------------- #
 # warm start
 # --------------------------------------------------------------------------- #
-def warm_up(import_paths=()):
-    """Imports, one compiled program, the children's standard streams, ``gc.freeze()``."""
+def warm_up(import_paths=(), preload=()):
+    """Imports, one compiled program, the children's standard streams, ``gc.freeze()``.
+
+    ``preload`` are the environment's own modules imported once here (pandas,
+    matplotlib with the Agg backend, ...), so that no program pays for them; one
+    that does not import is left out (the programs that need it then fail
+    importing it themselves).
+    """
     import builtins
 
     for name in ("exit", "quit"):  # what ``site`` would add; programs call them
         if not hasattr(builtins, name):
             setattr(builtins, name, sys.exit)
     sys.path.extend(import_paths)
-    for module in _PRELOAD:
+    for module in (*_PRELOAD, *preload):
         try:
             __import__(module)
-        except ImportError:
+        except Exception:
             pass
     exec(compile(_WARM_UP, "<warm-up>", "exec"), {"__name__": "__warm_up__"})
     STDIO[:] = [

@@ -57,6 +57,7 @@ from .judged import run_judged
 from .outputs import stdio_matches
 from .prover import run_proof
 from .rawrun import run_raw
+from .unittests import missing_library, run_unittest
 from .verdict import Verdict
 from .zygote import ZygoteGone
 
@@ -192,6 +193,7 @@ RUNNERS = {
     "proof": run_proof,
     "cases": run_cases,
     "judged": run_judged,
+    "unittest": run_unittest,
 }
 
 
@@ -199,6 +201,8 @@ def _cases(job):
     """How many separate cases ``job`` has."""
     if job["kind"] in ("call", "stdio", "cases"):
         return len(job["cases"])
+    if job["kind"] == "unittest":
+        return len(job["names"])
     tests = job.get("tests")
     return len(tests) if isinstance(tests, list) else 1
 
@@ -215,6 +219,8 @@ def run_job(job, cfg, zyg):
     judged = output[1] if len(output) > 1 else job.get("judged")
     if status == "error" and "MemoryError" in detail:
         status = "oom"
+    if status != "passed" and job.get("libs"):  # the environment lacks a library the task declares: not the sample's fault
+        status, detail = missing_library(job["libs"], status, detail)
     fraction = None
     if job.get("all_cases") and passed is not None:
         fraction = 1.0 if status == "passed" else min(passed, _cases(job)) / max(1, _cases(job))

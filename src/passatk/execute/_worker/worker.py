@@ -40,7 +40,7 @@ def serve(sock):
                 cfg = dict(data)
                 zyg.configure(data)  # the zygote warms up while we do
                 info = hardening.harden(cfg.get("cpus"))
-                hardening.warm_up(cfg.get("import_paths") or ())
+                hardening.warm_up(cfg.get("import_paths") or (), cfg.get("preload") or ())
                 cfg["base"] = hardening.private_dir("passatk-judge-", cfg.get("tmp"))
                 cfg["cwd"] = cfg["base"]  # the judges' working directory, emptied after each job
                 cfg["devnull"] = os.open(os.devnull, os.O_RDWR)  # every run's idle streams (nothing to read, nowhere to keep)

@@ -28,7 +28,7 @@ def _setup(cfg):
     info = hardening.harden(cfg.get("cpus"))
     # under bubblewrap: its own IPC namespace (--unshare-all) and a tmpfs of its own on /dev/shm
     network, own_init, own_ipc, own_shm = (True, False, True, True) if cfg["pidns"] else hardening.own_namespaces()
-    hardening.warm_up(cfg.get("import_paths") or ())
+    hardening.warm_up(cfg.get("import_paths") or (), cfg.get("preload") or ())
     cfg["base"] = hardening.private_dir("passatk-run-", cfg.get("tmp"))
     cfg["cwd"] = os.path.join(cfg["base"], "run")  # every run's working directory, emptied after each
     os.mkdir(cfg["cwd"], 0o700)

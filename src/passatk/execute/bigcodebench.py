@@ -1,0 +1,219 @@
+"""BigCodeBench: its problems, its samples and how its harness judges them.
+
+A BigCodeBench record has ``task_id``, ``complete_prompt``, ``instruct_prompt``,
+``canonical_solution``, ``code_prompt`` (imports and the ``task_func`` signature),
+``test`` (a ``unittest.TestCase`` named ``TestCases``), ``entry_point`` and ``libs``.
+Both splits take the same records: a *complete* sample's ``completion`` follows
+``complete_prompt``, an *instruct* sample is a whole ``solution``.  As the
+reference harness (the ``bigcodebench`` package, ``bigcodebench.evaluate`` with
+its default ``calibrated=True``) assembles it, the program is::
+
+    code_prompt + "\\n    pass\\n" + solution      # solution = complete_prompt + completion
+
+and a task passes when every test of ``TestCases`` passes under ``unittest``, in
+240 s (its ``TIMEOUT_LIMIT``; here CPU seconds, see :data:`TIMEOUT`).
+
+Two ways to judge, chosen per task from the shape of its tests
+(:func:`split_allowed`):
+
+*split* (``python`` jobs, as HumanEval): the sample's process runs the
+    program without the tests; the judge runs ``TestCases`` and calls
+    ``task_func`` over the call channel.  The sample never holds the tests.
+    Only for tests that share no state with the sample but the calls: no
+    ``unittest.mock`` patches (a patch in the judge does not reach the
+    sample's process), no files or directories (the two run in different
+    sandboxes), no random seeds (the generators are the sample's), no
+    captured output and no pyplot state.
+*in one process* (``unittest`` jobs): the program and the tests run together
+    in the sample's sandbox, as the reference harness runs them; the tests
+    report on a descriptor of their own once they returned.  The sandbox
+    keeps the sample from everything outside, but not from its own tests: a
+    sample written against passatk could forge their report (as for Go and
+    Rust programs, see :mod:`passatk.execute.languages`).
+
+Either way the verdict names each failing test and its message (first the
+first failure, then how many of the tests failed), and ``pass_fraction`` is the
+share of the tests that passed.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from passatk.loaders import read_jsonl
+
+__all__ = ["DATASET", "TIMEOUT", "is_bigcodebench", "load_bigcodebench", "bigcodebench_job", "split_allowed", "test_names"]
+
+DATASET = "bigcodebench"
+TIMEOUT = 240.0  # seconds a task's tests may take (bigcodebench.eval.utils.TIMEOUT_LIMIT)
+_FIELDS = {"task_id", "code_prompt", "test", "entry_point", "complete_prompt"}
+
+# Tests that share state with the program beyond the calls cannot be split from it.
+_SHARED_STATE = re.compile(
+    r"patch|[Mm]ock|\bopen\(|\bos\.|shutil|tempfile|Path\(|glob|subprocess|setUpClass|tearDown|\bsys\.|io\.|"
+    r"capture|stdout|stderr|seed|random|plt\.|environ|sqlite|socket|time\.|datetime\.now|logging"
+)
+
+# The reference's program runs with these names in its globals (bigcodebench.eval.unsafe_execute).
+_GLOBALS = "import sys, os; environ = os.environ\n"
+_RUNNER = r"""
+
+def __passatk_bigcodebench(names, report_fd):
+    import json as _json, os as _os, unittest as _unittest
+    result = _unittest.TestResult()
+    _unittest.TestLoader().loadTestsFromTestCase(TestCases).run(result)
+    failed = {}
+    for test, trace in result.failures + result.errors:
+        failed[test.id().split(".")[-1]] = trace
+    report = [[name, failed.get(name)] for name in names]
+    _os.write(report_fd, _json.dumps(report).encode())
+    _os._exit(0)
+"""
+
+
+def is_bigcodebench(rec: Mapping) -> bool:
+    """Whether a problem record is BigCodeBench's."""
+    return _FIELDS <= set(rec)
+
+
+def test_names(test: str) -> list[str]:
+    """The test methods of ``TestCases`` in the order ``unittest`` runs them (sorted by name).
+
+    >>> test_names("import unittest\\nclass TestCases(unittest.TestCase):\\n    def test_b(self): pass\\n    def test_a(self): pass\\n    def helper(self): pass")
+    ['test_a', 'test_b']
+    """
+    from passatk.execute.tasks import _parse
+
+    for node in _parse(test).body:
+        if isinstance(node, ast.ClassDef) and node.name == "TestCases":
+            return sorted(
+                n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")
+            )
+    return []
+
+
+def split_allowed(test: str) -> bool:
+    """Whether a task's tests share nothing with the program but the calls, so that they can run in the judge.
+
+    >>> split_allowed("class TestCases:\\n    def test_a(self):\\n        self.assertEqual(task_func(2), 4)")
+    True
+    >>> split_allowed("class TestCases:\\n    @patch('requests.get')\\n    def test_a(self, g):\\n        task_func()")
+    False
+    """
+    return not _SHARED_STATE.search(test)
+
+
+def _imports(code: str) -> dict[str, str]:
+    from passatk.execute.tasks import _imported_modules, _parse
+
+    found = _imported_modules(code)
+    for node in _parse(code).body:  # ``from x import y``: y is the judge's own import too
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name != "*":
+                    found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return {k: v for k, v in found.items() if "." not in v or v.rsplit(".", 1)[0]}
+
+
+def load_bigcodebench(path: str | os.PathLike) -> dict:
+    """BigCodeBench's problems (``BigCodeBench.jsonl`` or ``.jsonl.gz``) by task id, as :class:`~passatk.execute.tasks.Problem`."""
+    path = Path(path)
+    problems = {}
+    for lineno, rec in read_jsonl(path, what="problems file"):
+        if not is_bigcodebench(rec):
+            raise ValueError(
+                f"{path}:{lineno}: not a BigCodeBench task (needs {', '.join(sorted(_FIELDS))}); its fields are {sorted(rec)}."
+            )
+        if rec["task_id"] in problems:
+            raise ValueError(f"{path}:{lineno}: task {rec['task_id']!r} appears twice.")
+        problems[rec["task_id"]] = problem_of(rec, rec["task_id"])
+    return problems
+
+
+def problem_of(rec: Mapping, tid: str):
+    """One record as a Problem (for files detected per record)."""
+    from passatk.execute.tasks import Problem
+
+    libs = rec.get("libs") or []
+    if isinstance(libs, str):
+        try:
+            libs = ast.literal_eval(libs)
+        except (ValueError, SyntaxError):
+            libs = []
+    spec = {
+        "code_prompt": rec["code_prompt"],
+        "complete_prompt": rec["complete_prompt"],
+        "head": rec["complete_prompt"],
+        "test": rec["test"],
+        "entry_point": rec["entry_point"],
+        "names": test_names(rec["test"]),
+        "split": split_allowed(rec["test"]),
+        "libs": list(libs),
+    }
+    return Problem(tid, "bigcodebench", spec)
+
+
+def program(spec: Mapping, completion: str) -> str:
+    """The program the reference harness runs for a sample (without the tests).
+
+    ``completion`` follows ``complete_prompt`` (the complete split), unless it
+    is a whole solution already (the instruct split, or a complete sample given
+    as ``solution``; the loader strips the prompt of those that start with it).
+    """
+    solution = completion if _is_whole(completion, spec) else spec["complete_prompt"] + completion
+    return _GLOBALS + spec["code_prompt"] + "\n    pass\n" + solution
+
+
+def _is_whole(text: str, spec: Mapping) -> bool:
+    """Whether ``text`` defines the entry point itself (a whole solution) rather than continue the prompt."""
+    return re.search(rf"^\s*def\s+{re.escape(spec['entry_point'])}\s*\(", text, re.M) is not None
+
+
+def bigcodebench_job(spec: Mapping, completion: str, *, split: bool | None = None) -> dict:
+    """The worker job of one sample: split (the judge runs the tests) where the task allows, else in one process."""
+    source = program(spec, completion)
+    names = spec["names"]
+    if split if split is not None else spec["split"]:
+        cases = [f"__passatk_bigcodebench_case({name!r})\n" for name in names] or ["raise AssertionError('no tests')\n"]
+        return {
+            "kind": "python",
+            "source": source,
+            "head": spec["test"] + _JUDGE_HELPER,
+            "tests": cases,
+            "remote": [spec["entry_point"]],
+            "modules": _imports(spec["code_prompt"]),
+            "module": "__test__",
+            "timeout": TIMEOUT,
+            "all_cases": True,
+            "libs": spec["libs"],
+        }
+    return {
+        "kind": "unittest",
+        "source": source + "\n" + spec["test"] + _RUNNER + f"\n__passatk_bigcodebench({names!r}, __passatk_fd)\n",
+        "names": names,
+        "module": "__test__",
+        "timeout": TIMEOUT,
+        "all_cases": True,
+        "libs": spec["libs"],
+    }
+
+
+# The judge's side of a split task: the suite runs once (as unittest runs it: setUp, tearDown, in
+# name order) on the first case; each case then says how its test went.
+_JUDGE_HELPER = r"""
+
+def __passatk_bigcodebench_case(name, _cache={}):
+    if "result" not in _cache:
+        import unittest as _unittest
+        result = _unittest.TestResult()
+        _unittest.TestLoader().loadTestsFromTestCase(TestCases).run(result)
+        _cache["result"] = {t.id().split(".")[-1]: trace for t, trace in result.failures + result.errors}
+    trace = _cache["result"].get(name)
+    if trace is not None:
+        lines = [line for line in trace.strip().splitlines() if line.strip()]
+        raise AssertionError(name + ": " + (lines[-1].strip() if lines else "failed"))
+"""

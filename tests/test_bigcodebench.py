@@ -1,0 +1,144 @@
+"""BigCodeBench: its programs assembled and judged as its harness judges them, split from the tests where the task allows."""
+
+import gzip
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from passatk.execute import bigcodebench as bcb
+from passatk.execute import evaluate
+from passatk.execute.tasks import load_problems
+
+pytestmark = pytest.mark.sandbox
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bigcodebench" / "BigCodeBench.jsonl.gz"
+needs_data = pytest.mark.skipif(not DATA.exists(), reason="needs ../shared/data/bigcodebench/BigCodeBench.jsonl.gz")
+
+TEST = """import unittest
+class TestCases(unittest.TestCase):
+    def test_b_double(self):
+        self.assertEqual(task_func(2), 4)
+    def test_a_zero(self):
+        self.assertEqual(task_func(0), 0)
+    def test_c_type(self):
+        self.assertIsInstance(task_func(1), int)
+"""
+RECORD = {
+    "task_id": "Mine/0",
+    "complete_prompt": 'import math\ndef task_func(x):\n    """Double x."""\n',
+    "instruct_prompt": "Double x.",
+    "canonical_solution": "    return 2 * x\n",
+    "code_prompt": "import math\ndef task_func(x):\n",
+    "test": TEST,
+    "entry_point": "task_func",
+    "libs": "['math']",
+}
+
+
+def _run(samples, problems, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return evaluate(samples, problems, workers=1, **kw)
+
+
+@pytest.fixture(params=[True, False], ids=["split", "one-process"])
+def problems(request, tmp_path):
+    """The record as a problem judged split (the tests in the judge) or in one process with the program."""
+    test = TEST if request.param else TEST.replace("import unittest", "import unittest\nimport random  # shares state")
+    path = tmp_path / "bcb.jsonl"
+    path.write_text(json.dumps({**RECORD, "test": test}) + "\n")
+    probs = load_problems(path, dataset="bigcodebench")
+    assert probs["Mine/0"].spec["split"] is request.param
+    return probs
+
+
+class TestShape:
+    def test_names_in_unittest_order(self):
+        """The test methods, sorted as unittest's loader runs them."""
+        assert bcb.test_names(TEST) == ["test_a_zero", "test_b_double", "test_c_type"]
+
+    @pytest.mark.parametrize(
+        "snippet", ["@patch('os.listdir')", "random.seed(1)", "open('f.txt', 'w')", "os.makedirs('d')", "plt.gcf()"]
+    )
+    def test_shared_state_is_not_split(self, snippet):
+        """Tests that patch, seed, write files or use pyplot's state run with the program, not in the judge."""
+        assert not bcb.split_allowed(TEST + f"        {snippet}\n")
+
+    def test_split_job_holds_no_tests_in_the_sample(self):
+        """In a split job the sample's program has neither the tests nor TestCases; the judge has them."""
+        path_problem = bcb.problem_of(RECORD, "Mine/0")
+        job = bcb.bigcodebench_job(path_problem.spec, RECORD["canonical_solution"])
+        assert job["kind"] == "python" and "TestCases" not in job["source"] and "TestCases" in job["head"]
+        assert job["source"].startswith("import sys, os; environ = os.environ\n" + RECORD["code_prompt"] + "\n    pass\n")
+
+
+class TestVerdicts:
+    def test_canonical_passes(self, problems):
+        """The canonical solution passes every test."""
+        result = _run([{"task_id": "Mine/0", "completion": RECORD["canonical_solution"]}], problems)
+        assert result.status_counts == {"passed": 1}
+
+    def test_instruct_solution_passes(self, problems):
+        """An instruct sample is a whole solution, assembled after code_prompt + pass as the harness does."""
+        solution = "import math\ndef task_func(x):\n    return x + x\n"
+        result = _run([{"task_id": "Mine/0", "completion": solution}], problems)
+        assert result.status_counts == {"passed": 1}
+
+    def test_failure_names_the_test_and_its_message(self, problems):
+        """A wrong solution fails, naming the first failing test and its assertion."""
+        result = _run([{"task_id": "Mine/0", "completion": "    return 2 * x + (x == 2)\n"}], problems)
+        (rec,) = result.records
+        assert rec["status"] == "failed"
+        assert "test_b_double: AssertionError: 5 != 4" in rec["result"]
+
+    def test_all_tests_failing_are_listed(self, problems):
+        """When several tests fail the verdict counts and names them (one process) or says the first (split)."""
+        result = _run([{"task_id": "Mine/0", "completion": "    return 'no'\n"}], problems)
+        (rec,) = result.records
+        assert rec["status"] == "failed" and "test_a_zero: AssertionError: 'no' != 0" in rec["result"]
+
+    def test_missing_module_is_named(self, problems):
+        """A solution importing a module the task does not declare and the environment lacks fails naming it."""
+        result = _run([{"task_id": "Mine/0", "completion": "    import pandas\n    return 2 * x\n"}], problems)
+        (rec,) = result.records
+        assert rec["status"] == "failed" and "No module named 'pandas'" in rec["result"]
+
+    def test_missing_declared_library_is_a_sandbox_error(self, problems):
+        """A library the task declares but the environment lacks is a sandbox_error naming it, not the sample's failure."""
+        for problem in problems.values():
+            problem.spec["libs"].append("pandas")
+        result = _run([{"task_id": "Mine/0", "completion": "    import pandas\n    return 2 * x\n"}], problems)
+        (rec,) = result.records
+        assert rec["status"] == "sandbox_error" and "the environment lacks 'pandas', which the task declares" in rec["result"]
+
+
+# Tasks whose libraries are the standard library and numpy: they run in the default environment (CI builds none).
+STDLIB_TASKS = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "10", "11", "12", "13", "16", "96", "97"]
+
+
+@needs_data
+def test_canonical_solutions_of_stdlib_tasks_pass():
+    """BigCodeBench's canonical solutions of 16 standard-library tasks pass, split or in one process."""
+    problems = load_problems(DATA, dataset="bigcodebench")
+    wanted = {f"BigCodeBench/{i}" for i in STDLIB_TASKS}
+    with gzip.open(DATA, "rt") as fh:
+        recs = [r for r in map(json.loads, fh) if r["task_id"] in wanted]
+    samples = [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in recs]
+    result = _run(samples, problems, memory_mb=None)
+    assert result.status_counts == {"passed": 16}, [r["result"] for r in result.records if not r["passed"]]
+    assert {problems[t].spec["split"] for t in wanted} == {True, False}  # both ways are exercised
+    wrong = _run([{**s, "completion": "    return None\n"} for s in samples], problems, memory_mb=None)
+    assert wrong.status_counts == {"failed": 16}
+
+
+@needs_data
+def test_task_needing_a_missing_library_names_it():
+    """A pandas task in the default environment (numpy only) is a sandbox_error naming pandas, not counted against the sample."""
+    problems = load_problems(DATA, dataset="bigcodebench")
+    with gzip.open(DATA, "rt") as fh:
+        rec = next(r for r in map(json.loads, fh) if r["task_id"] == "BigCodeBench/9")
+    result = _run([{"task_id": rec["task_id"], "completion": rec["canonical_solution"]}], problems, memory_mb=None)
+    (out,) = result.records
+    assert out["status"] == "sandbox_error" and "the environment lacks 'pandas'" in out["result"]
