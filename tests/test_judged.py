@@ -27,6 +27,9 @@ _FILES = {
     ("multipl-e", "cpp"): "multipl-e/humaneval-cpp-reworded.jsonl.gz",
     ("humaneval-x", "java"): "humaneval-x/humaneval_java.jsonl.gz",
     ("multipl-e", "java"): "multipl-e/humaneval-java-reworded.jsonl.gz",
+    ("humaneval-x", "nodejs"): "humaneval-x/humaneval_js.jsonl.gz",
+    ("multipl-e", "nodejs"): "multipl-e/humaneval-js-reworded.jsonl.gz",
+    ("multipl-e", "typescript"): "multipl-e/humaneval-ts-reworded.jsonl.gz",
 }
 
 
@@ -158,9 +161,28 @@ _JAVA_HX_ATTACKS = {
 }
 
 
+# JavaScript and TypeScript: the completion closes the function; MultiPL-E cuts at "\nfunction ", "\n//", ...
+_JS_MPL_ATTACKS = {
+    "process.exit(0) inside the entry point": ("  require('process').exit(0);\n  return 0;\n}\n", "error"),
+    "process.exit(0) at the top level": ("  return x - y;\n}\nrequire('process').exit(0);\n", "error"),
+    "assert.deepEqual replaced": ("  return x - y;\n}\nrequire('node:assert').deepEqual = () => {};\n", "failed"),
+    "exit code 0 forced on the way out": (
+        "  require('process').on('exit', () => { require('process').exitCode = 0; });\n  return x - y;\n}\n",
+        "failed",
+    ),
+}
+_JS_HX_ATTACKS = {
+    "console.assert replaced": ("  return x - y;\n}\nconsole.assert = () => {};\n", "failed"),
+    "process.exit(0) at the top level": ("  return x - y;\n}\nprocess.exit(0);\n", "error"),
+}
+
+
 @pytest.mark.parametrize(
     "fmt, lang, task, attacks",
     [
+        ("multipl-e", "nodejs", "HumanEval_53_add", _JS_MPL_ATTACKS),
+        ("multipl-e", "typescript", "HumanEval_53_add", _JS_MPL_ATTACKS),
+        ("humaneval-x", "nodejs", "JavaScript/53", _JS_HX_ATTACKS),
         ("multipl-e", "cpp", "HumanEval_53_add", _MPL_ATTACKS),
         ("humaneval-x", "cpp", "CPP/53", _HX_ATTACKS),
         ("multipl-e", "java", "HumanEval_53_add", _JAVA_MPL_ATTACKS),
@@ -266,12 +288,14 @@ _KNOWN = {
     "cpp": {"CPP/10", "CPP/32", "CPP/38", "CPP/50"}
     | ({"CPP/22", "CPP/137"} if not os.path.exists("/usr/include/boost/any.hpp") else set()),
     "java": set(),
+    "nodejs": {"JavaScript/112", "JavaScript/155"}
+    | ({"JavaScript/162"} if not any(os.path.exists(p + "/js-md5") for p in languages._NODE_PATH.split(":")) else set()),
 }
-_ACCEPTED = {"cpp": {"CPP/23"}, "java": set()}  # broken variants the tests accept (the default value is right)
+_ACCEPTED = {"cpp": {"CPP/23"}, "java": set(), "nodejs": set()}  # broken variants the tests accept (the default value is right)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lang", ["cpp", "java"])
+@pytest.mark.parametrize("lang", ["cpp", "java", "nodejs"])
 def test_humaneval_x_canonical_and_broken(shared_data, lang):
     """Every third HumanEval-X canonical solution passes judged (but the known failures); broken variants fail."""
     path, problems = _problems(shared_data, "humaneval-x", lang)
@@ -288,12 +312,14 @@ def test_humaneval_x_canonical_and_broken(shared_data, lang):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lang", ["cpp", "java"])
+@pytest.mark.parametrize("lang", ["cpp", "java", "nodejs", "typescript"])
 def test_multiple_trivial_bodies_fail(shared_data, lang):
     """Every third MultiPL-E prompt with a trivial body fails judged, and no job falls into a sandbox error."""
     path, problems = _problems(shared_data, "multipl-e", lang)
     recs = _read(path)[::3]
-    got = _run([languages.program_job(problems[r["name"]].spec, TRIVIAL[lang]) for r in recs])
+    got = _run(
+        [languages.program_job(problems[r["name"]].spec, TRIVIAL.get(lang, '  throw new Error("trivial");\n}\n')) for r in recs]
+    )
     bad = {r["name"]: (v.status, v.detail) for r, v in zip(recs, got) if v.status in ("passed", "sandbox_error")}
     assert bad == {}
 

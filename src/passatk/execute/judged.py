@@ -56,7 +56,12 @@ from pathlib import Path
 
 __all__ = ["JUDGED_LANGUAGES", "code_tests_judged", "judged_job"]
 
-JUDGED_LANGUAGES = ("cpp", "java")  # languages with a call server and a judge program; the others stay compiled
+JUDGED_LANGUAGES = (
+    "cpp",
+    "java",
+    "nodejs",
+    "typescript",
+)  # languages with a call server and a judge program; the others stay compiled
 _HERE = Path(__file__).with_name("_callserver")
 
 
@@ -233,7 +238,7 @@ def judged_job(spec: Mapping, completion: str, compiled: dict) -> dict | None:
     lang = spec["language"]
     if lang not in JUDGED_LANGUAGES:
         return None
-    programs = (_cpp_programs if lang == "cpp" else _java_programs)(spec, completion)
+    programs = {"cpp": _cpp_programs, "java": _java_programs}.get(lang, _js_programs)(spec, completion)
     return None if programs is None else _job(lang, *programs, compiled)
 
 
@@ -245,6 +250,8 @@ def _job(lang: str, server: str, judge: str, compiled: dict) -> dict | None:
     if lang == "java":  # the channel is opened by its descriptor number, which java.io keeps to itself
         run["argv"] = [run["argv"][0], _JAVA_OPEN, *run["argv"][1:]]
         keep = ["*.class"]
+    elif run["argv"][0] == "node":  # the script itself (JavaScript) or what tsc made of it (TypeScript)
+        keep = ["*.js"]
     elif run["argv"][0].startswith("./"):
         keep = [run["argv"][0][2:]]
         if lang == "cpp":  # the channel's runtime, compiled once, linked after the program
@@ -323,4 +330,69 @@ def _java_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
     serve_main = f"    public static void main(String[] args) throws Exception {{ {_java_serve(owner, name)} }}\n}}\n"
     server = prompt + body + "\n" + tests[: main.start()] + serve_main + _java_rpc()
     judge = prompt + _java_proxy(*entry) + tests + "\n" + _java_rpc()
+    return server, judge
+
+
+# --------------------------------------------------------------------------- #
+# JavaScript and TypeScript
+# --------------------------------------------------------------------------- #
+_JS_SIGNATURE = re.compile(
+    r"(?:^|\n)[ \t]*(?:(?:const|let|var)\s+(\w+)\s*=\s*\(([^()]*)\)\s*=>|function\s+(\w+)\s*\(([^()]*)\)(?:\s*:\s*[^{};=]+?)?)\s*\{\s*$"
+)
+# HumanEval-X's tests only print "Assertion failed" (its harness fails any output): the judge fails at once instead
+_JS_ASSERT = "console.assert = (ok, ...m) => { if (!ok) { require('fs').writeSync(2, 'Assertion failed\\n'); require('process').exit(1); } };\n"
+_TS_REQUIRE = "declare var require: any;\n"
+
+
+@cache
+def _js_rpc() -> str:
+    return (_HERE / "passatk_rpc.js").read_text(encoding="utf-8")
+
+
+def _js_entry(prompt: str) -> tuple[str, list[str]] | None:
+    """The function (or arrow function bound to a name) whose body the prompt opens, and its parameters' names; or None."""
+    m = _JS_SIGNATURE.search(prompt)
+    if m is None:
+        return None
+    name, params = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    parts, depth, at = [], 0, 0
+    for i, ch in enumerate(params):
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(params[at:i])
+            at = i + 1
+    parts.append(params[at:])
+    names = []
+    for part in (p.strip() for p in parts):
+        if not part:
+            continue
+        found = re.fullmatch(r"(\w+)\??\s*(?::.*)?(?:=.*)?", part, re.S)
+        if found is None:  # a destructured or rest parameter
+            return None
+        names.append(found.group(1))
+    return name, names
+
+
+def _js_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
+    """(the call server's program, the judge's program) of a JavaScript or TypeScript problem, or None."""
+    from passatk.execute.languages import truncate
+
+    entry = _js_entry(spec["prompt"])
+    if entry is None:
+        return None
+    name, params = entry
+    ts = spec["language"] == "typescript"
+    head = _TS_REQUIRE if ts else ""
+    proxy = f"\n  return {'(' if ts else ''}__passatk.call([{', '.join(params)}]){' as any)' if ts else ''};\n}}\n"
+    serve = f"\n{_js_rpc()}\n__passatk.serve({name});\n"
+    if spec["format"] == "humaneval-x":
+        server = spec["prompt"] + completion + "\n" + serve
+        judge = _js_rpc() + _JS_ASSERT + spec["prompt"] + proxy + spec["test"]
+        return server, judge
+    body = truncate(completion, spec.get("stop_tokens", ()))
+    server = head + spec["prompt"] + body + "\n" + serve
+    judge = head + _js_rpc() + spec["prompt"] + proxy + spec["tests"]
     return server, judge

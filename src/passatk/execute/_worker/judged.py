@@ -191,6 +191,17 @@ def run_judged(job, cfg, zyg):
     return verdict, outcome.cpu + ran["cpu"], outcome.wall, None, None, True
 
 
+_MARKS = ("passatk:", "Assertion", "assert", "Error", "panicked", "FAIL")
+
+
+def _said(err):
+    """What the judge program said about its failure: the first line that names it (a stack's end says little), else the tail."""
+    for line in err.decode("utf-8", "replace").splitlines():
+        if any(mark in line for mark in _MARKS):
+            return line.strip()[:300]
+    return supervise.tail(err)
+
+
 def _timeout(job):
     return {"timeout": job["timeout"]} if job.get("timeout") else {}
 
@@ -211,7 +222,7 @@ def _decide(s_steps, reports, outcome, ran, judge_err, sample_err):
         return "timeout", f"timed out (CPU {(run or ran)['cpu']:.2f} s)"
     if outcome.how == "timeout":
         return "timeout", f"the tests timed out (CPU {outcome.cpu:.2f} s)"
-    said = supervise.tail(judge_err)
+    said = _said(judge_err)
     if outcome.how == "exited" and os.WIFEXITED(status) and os.WEXITSTATUS(status) == BROKEN:
         if compiled._out_of_memory(sample_err.decode("utf-8", "replace")):
             return "oom", said
