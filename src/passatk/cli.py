@@ -996,6 +996,11 @@ def env_show(
         typer.echo(f"  {line}")
 
 
+from passatk._cli_judge import judge_cmd  # noqa: E402  (passatk judge: contest problems)
+
+app.command("judge")(judge_cmd)
+
+
 def main() -> None:
     """Entry point of the ``passatk`` script."""
     app()

@@ -957,6 +957,8 @@ def sandbox_binds(languages: Iterable[str]) -> tuple[str, ...]:
 
 def problem_binds(problems: Mapping) -> tuple[str, ...]:
     """What :func:`sandbox_binds` gives for the ``program`` problems among ``problems`` (others need none)."""
+    if any(getattr(prob, "kind", None) == "contest" for prob in problems.values()):
+        return runtime_binds()  # contest problems: any language, and their checkers in the cache
     langs: dict[str, None] = {}
     caches: dict[str, None] = {}
     for prob in problems.values():

@@ -54,6 +54,15 @@ __all__ = ["Problem", "build_job", "job_key", "iter_samples", "load_problems", "
 
 DATASETS = ("humaneval", "mbpp", "apps", "livecodebench", "humaneval-x", "multipl-e", proofs.DATASET, bigcodebench.DATASET)
 
+DATASETS = (*DATASETS, "contest")  # problem packages and contest records (passatk.execute.contest)
+
+
+def _contest():
+    """passatk.execute.contest, imported when a contest problem is met (it imports this module's Problem)."""
+    from passatk.execute import contest
+
+    return contest
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -238,6 +247,9 @@ def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem
         found = proofs.detect_problem(path, lineno, rec)
         if found is not None:
             return found
+    if dataset in (None, "contest") and _contest().is_record(rec):  # CodeContests, Codeforces-style (with a checker)
+        prob = _contest().problem_from_record(rec)
+        return Problem(prob.name, "contest", {"problem": prob})
     if dataset in (None, "livecodebench") and "public_test_cases" in rec:
         cases = _json_field(path, lineno, rec, "public_test_cases") + (
             _json_field(path, lineno, rec, "private_test_cases") if rec.get("private_test_cases") else []
@@ -301,6 +313,8 @@ def load_problems(path: str | os.PathLike | None = None, *, dataset: str | None 
         if path is None:
             raise ValueError(f"--dataset {proofs.DATASET} needs --problems FOLDER (openai/miniF2F's metamath/ folder).")
         return proofs.load_minif2f_metamath(path)
+    if dataset in (None, "contest") and path is not None and Path(path).is_dir():  # problem packages
+        return _contest().load_problems(path)
     if path is None:
         if dataset != "humaneval":
             raise ValueError(f"--dataset {dataset or '(none)'} needs --problems FILE; only humaneval ships with a package.")
@@ -334,6 +348,8 @@ def build_job(
         return languages.program_job(spec, completion)
     if problem.kind == "bigcodebench":  # TestCases in the judge, or with the program (passatk.execute.bigcodebench)
         return bigcodebench.bigcodebench_job(spec, completion)
+    if problem.kind == "contest":  # a contest problem (passatk.execute.contest): the answer's last code block
+        return _contest().completion_job(spec["problem"], completion)
     if problem.kind == "proof":  # a proof attempt (passatk.execute.proofs)
         return proofs.proof_job(spec["language"], spec["statement"], completion, where=f"task {task_id!r}")
     if problem.kind == "python":

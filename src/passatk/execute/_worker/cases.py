@@ -42,6 +42,7 @@ verdict's ``output`` is ``{"verdict", "cases": [{"case", "verdict", "cpu",
 "wall", "memory_kb", "detail"}], "build": [...]}``.
 """
 
+import json
 import math
 import os
 import re
@@ -85,6 +86,8 @@ STATUS = {
     "judge_error": "sandbox_error",
 }
 _GRACE = 10.0
+_STUCK = 2.0  # seconds past a run's wall-clock limit before the worker stops waiting for its report
+_WALL_FACTOR = 1.5  # a case's wall-clock limit: this many times its CPU limit, plus a second (DOMjudge: about its CPU limit)
 _TAIL = 4096
 _OOM_MARKS = ("bad_alloc", "OutOfMemoryError", "MemoryError", "out of memory", "Cannot allocate memory", "memory allocation of")
 _KATTIS_AC, _KATTIS_WA = 42, 43
@@ -102,8 +105,12 @@ def _inside(cwd, name):
 
 def _write(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
-        fh.write(text)
+    try:
+        data = text.encode("utf-8", "surrogateescape")  # a file's bytes, as read
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", "surrogatepass")
+    with open(path, "wb") as fh:
+        fh.write(data)
 
 
 def _run_one(step, path, fds, sock):
@@ -147,8 +154,12 @@ def serve(source, channel_fd, spec):
     cwd = os.getcwd()
     os.makedirs(os.path.join(cwd, ".tmp"), exist_ok=True)
     path = _inside(cwd, spec["file"])
+    files = {}
+    if spec.get("bundle"):
+        bundle = json.loads(source)
+        source, files = bundle["main"], bundle["files"]
     _write(path, source)
-    for name, text in spec.get("sources", {}).items():
+    for name, text in files.items():
         _write(_inside(cwd, name), text)
     for name, target in spec.get("links", {}).items():
         os.symlink(target, os.path.join(cwd, name))
@@ -160,6 +171,7 @@ def serve(source, channel_fd, spec):
         send(sock, "built", {"step": i, **report})
         if report["how"] != "exited" or report["code"] != 0:
             os._exit(0)
+    os.chmod(cwd, 0o555)  # as DOMjudge: the program may not write its directory (.tmp stays writable)
     send(sock, "built", {"step": len(every) - 1, "how": "ready"})
     run = every[-1]
     while True:
@@ -409,6 +421,69 @@ def _ended(report, stderr, memory_bytes):
     return None
 
 
+def _collect(ctrl, zyg, out_r, err_r, limit, wall):
+    """Read a run's output until its report comes: (report or None, stdout, stderr's tail, past the limit?).
+
+    Output past ``limit`` is read and dropped, so the run goes on to its own end
+    (DOMjudge's behaviour: a program that writes forever is then out of time).
+    None: no report within ``wall`` seconds; the pipes are closed either way.
+    """
+    poller = select.poll()
+    for fd in (out_r, err_r, ctrl.fileno(), zyg.sock.fileno()):
+        poller.register(fd, select.POLLIN)
+    out, err = bytearray(), bytearray()
+    exceeded, report = False, None
+    deadline = time.monotonic() + wall
+    try:
+        while report is None and (left := deadline - time.monotonic()) > 0:
+            for fd, _ in poller.poll(left * 1000):
+                if fd in (out_r, err_r):
+                    chunk = os.read(fd, 1 << 16)
+                    if not chunk:
+                        poller.unregister(fd)
+                    elif fd == err_r:
+                        err += chunk
+                        del err[:-_TAIL]
+                    elif not exceeded:
+                        out += chunk
+                        if len(out) > limit:
+                            exceeded = True
+                            out.clear()
+                elif fd == ctrl.fileno():
+                    try:
+                        name, data, extra = receive(ctrl)
+                    except (EOFError, OSError):
+                        raise _Gone("the program's process ended during a case") from None
+                    for x in extra:
+                        os.close(x)
+                    if name == "ran":
+                        report = data
+                elif zyg.on_readable(ends=True) == "exited":
+                    raise _Gone("the program's process ended during a case")
+        if report is not None:  # what is left in the pipes (a descendant may still hold them: no waiting)
+            for fd in (out_r, err_r):
+                os.set_blocking(fd, False)
+                for _ in range(64):
+                    try:
+                        chunk = os.read(fd, 1 << 16)
+                    except BlockingIOError:
+                        break
+                    if not chunk:
+                        break
+                    if fd == err_r:
+                        err += chunk
+                        del err[:-_TAIL]
+                    elif not exceeded:
+                        out += chunk
+                        if len(out) > limit:
+                            exceeded = True
+                            out.clear()
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+    return report, bytes(out), bytes(err), exceeded
+
+
 def _plain_case(job, run, ctrl, zyg, case_input, answer, cfg):
     """One run on one case's input; (verdict, detail, report)."""
     in_fd = memfd(case_input, "stdin")
@@ -419,43 +494,15 @@ def _plain_case(job, run, ctrl, zyg, case_input, answer, cfg):
     finally:
         for fd in (in_fd, out_w, err_w):
             os.close(fd)
-    got = []
-
-    def on_ctrl():
-        try:
-            name, data, extra = receive(ctrl)
-        except (EOFError, OSError):
-            return "exited"
-        for x in extra:
-            os.close(x)
-        if name == "ran":
-            got.append(data)
-            return "exited"
-        return None
-
     limit = int(job.get("output_mb") or 8) << 20
-    try:
-        waited = supervise.supervise(
-            None,
-            None,
-            run["wall"] + _GRACE,
-            [(out_r, limit, "head"), (err_r, _TAIL, "tail")],
-            watch={ctrl.fileno(): on_ctrl, zyg.sock.fileno(): lambda: zyg.on_readable(ends=True)},
-        )
-    finally:
-        os.close(out_r)
-        os.close(err_r)
-    if waited.how == "stopped":  # past the output limit: its pipe is closed, so it ends (SIGPIPE) or runs out of time
-        send(ctrl, "stop", {})
-        name, data = _await(ctrl, zyg, run["wall"] + _GRACE)
-        return "output_limit_exceeded", f"more than {limit >> 20} MiB of output", data
-    if not got:
-        raise _Gone("the program's process ended during a case")
-    report = got[0]
-    out, err = waited.buffers
+    report, out, err, exceeded = _collect(ctrl, zyg, out_r, err_r, limit, run["wall"] + _STUCK)
+    if report is None:  # no report in time: the program stopped its supervisor (SIGSTOP to its parent) or worse
+        return "time_limit_exceeded", "the run did not end within its wall-clock limit", {}
     bad = _ended(report, err, run.get("memory_bytes"))
     if bad is not None:
         return (*bad, report)
+    if exceeded:  # as DOMjudge: output past the limit is dropped and the run goes on; within its limits, OLE
+        return "output_limit_exceeded", f"more than {limit >> 20} MiB of output", report
     if job.get("checker"):
         verdict, detail = _check(job["checker"], case_input, answer, out, cfg)
     else:
@@ -497,6 +544,7 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
     pending = {sub_in_w: bytearray(), val_in_w: bytearray()}  # bytes on their way to each reader
     route = {sub_out_r: val_in_w, val_out_r: sub_in_w}
     open_w = {sub_in_w, val_in_w}
+    closing = set()  # writers to close once what is pending is written (their source has ended)
     tails = {err_r: bytearray(), val_err_r: bytearray()}
     limit = int(job.get("output_mb") or 8) << 20
     sent = {sub_out_r: 0, val_out_r: 0}
@@ -532,14 +580,19 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
                         continue
                     if not chunk:
                         poller.unregister(fd)
+                        who = "program" if fd == sub_out_r else "validator"
+                        if who not in order:
+                            order.append(who)  # its output ended: it ended (or closed it), whatever it says later
                         target = route[fd]
+                        closing.add(target)
                         if target in open_w and not pending[target]:
                             close_w(target)
                         continue
                     sent[fd] += len(chunk)
                     target = route[fd]
                     if fd == sub_out_r and sent[fd] > limit:
-                        stopped = True
+                        stopped = True  # as DOMjudge: what is past the limit is dropped, the run goes on
+                        continue
                     if target in open_w:
                         pending[target] += chunk
                         poller.register(target, select.POLLOUT)
@@ -556,7 +609,10 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
                         continue
                     del pending[fd][:n]
                     if not pending[fd]:
-                        poller.modify(fd, 0)
+                        if fd in closing:
+                            close_w(fd)
+                        else:
+                            poller.modify(fd, 0)
                 elif fd in tails:
                     try:
                         chunk = os.read(fd, 65536)
@@ -584,8 +640,11 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
                         os.close(x)
                     if name == "ran":
                         report = data
-                        order.append("program")
+                        if "program" not in order:
+                            order.append("program")
                         poller.unregister(ctrl.fileno())
+                        wall = min(wall, time.monotonic() - start + _STUCK)  # the validator's last moments
+                        closing.add(val_in_w)
                         if not pending[val_in_w]:
                             close_w(val_in_w)
                 else:
@@ -594,9 +653,6 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
                         break
             if gone:
                 break
-            if stopped and report is None:
-                send(ctrl, "stop", {})
-                stopped = "sent"
     finally:
         if val_status is None:
             try:
@@ -618,23 +674,34 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
         send(ctrl, "stop", {})
         report = _await(ctrl, zyg, run["wall"] + _GRACE)[1]
     said = message or bytes(tails[val_err_r]).decode("utf-8", "replace").strip()[-200:]
-    if isinstance(val_status, tuple):
-        return (*_judge_error("interactive validator", checker, "did not end within the case's time"), report)
-    if not os.WIFEXITED(val_status):
-        return (*_judge_error("interactive validator", checker, f"was killed by signal {os.WTERMSIG(val_status)}"), report)
-    code = os.WEXITSTATUS(val_status)
-    if code == _KATTIS_WA and (order[0] == "validator" or report["how"] != "timeout"):
+    # Kattis's order: a wrong answer the validator gave before the program ended decides; else
+    # how the program ended (out of time, crashed), then the validator's verdict
+    code = os.WEXITSTATUS(val_status) if not isinstance(val_status, tuple) and os.WIFEXITED(val_status) else None
+    if code == _KATTIS_WA and order and order[0] == "validator":
         return "wrong_answer", said, report
-    if stopped:
-        return "output_limit_exceeded", f"more than {limit >> 20} MiB of output", report
     bad = _ended(report, bytes(tails[err_r]), run.get("memory_bytes"))
     if bad is not None:
         return (*bad, report)
+    if stopped:
+        return "output_limit_exceeded", f"more than {limit >> 20} MiB of output", report
+    if isinstance(val_status, tuple):
+        return (*_judge_error("interactive validator", checker, "did not end within the case's time"), report)
+    if code is None:
+        return (*_judge_error("interactive validator", checker, f"was killed by signal {os.WTERMSIG(val_status)}"), report)
     if code == _KATTIS_AC:
         return "accepted", "", report
     if code == _KATTIS_WA:
         return "wrong_answer", said, report
     return (*_judge_error("interactive validator", checker, f"exited {code}, neither 42 nor 43: {said}"), report)
+
+
+def _bytes(text):
+    if isinstance(text, bytes):
+        return text
+    try:
+        return text.encode("utf-8", "surrogateescape")  # a data file's bytes, as read
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
 
 
 def _build_failed(report):
@@ -653,6 +720,7 @@ def run_cases(job, cfg, zyg):
         raw[-1]["memory_mb"] = int(job["memory_mb"])
     every = _decide_steps({"steps": raw, "timeout": time_limit}, cfg)
     run = every[-1]
+    run["wall"] = min(run["wall"], run["cpu"] * _WALL_FACTOR + 1.0)
     cases = job["cases"]
     names = job.get("names") or [str(i + 1) for i in range(len(cases))]
     builds = every[:-1]
@@ -662,13 +730,14 @@ def run_cases(job, cfg, zyg):
     memory = None if any(m is None for m in memories) else max(memories)
     ctrl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     spec = {"file": job["file"], "steps": every, **{k: job[k] for k in ("links", "dirs") if k in job}}
-    if job.get("files"):  # (the zygote's own "files" are a run job's, in a memfd)
-        spec["sources"] = job["files"]
+    source = job["source"]
+    if job.get("files"):  # the other files travel with the program in its memfd (a packet to the zygote is small)
+        source, spec["bundle"] = json.dumps({"main": source, "files": job["files"]}), True
     devnull = cfg["devnull"]
     try:
         zyg.start(
             "cases",
-            job["source"],
+            source,
             cpu_budget,
             wall_budget,
             devnull,
@@ -698,8 +767,7 @@ def run_cases(job, cfg, zyg):
         if first is None:
             one = _interactive_case if (job.get("checker") or {}).get("interactive") else _plain_case
             for name, (case_input, answer) in zip(names, cases):
-                data_in = case_input.encode("utf-8", "surrogatepass") if isinstance(case_input, str) else case_input
-                data_ans = answer.encode("utf-8", "surrogatepass") if isinstance(answer, str) else answer
+                data_in, data_ans = _bytes(case_input), _bytes(answer)
                 try:
                     verdict, detail, report = one(job, run, ctrl, zyg, data_in, data_ans, cfg)
                 except _Gone as exc:
@@ -721,7 +789,7 @@ def run_cases(job, cfg, zyg):
                     continue
                 first = first or (verdict, f"case {name}: {detail}" if detail else f"case {name}")
                 if not job.get("all_cases") or verdict in ("judge_error",) or not report:
-                    break
+                    break  # (no report: the sample's process cannot run another case)
     finally:
         ctrl.close()
         zyg.finish(_GRACE, linger=0.5)

@@ -1,0 +1,112 @@
+"""The judges' own regression suites: DOMjudge's and Kattis's example problems, every submission given its folder's verdict.
+
+Each submission in ``submissions/<verdict>/`` (or with an ``@EXPECTED_RESULTS@``
+line) must get one of the verdicts it expects, except the few listed in
+:data:`EXCEPTIONS`, each with the verdict passatk gives and why (the same list is
+in docs/guide/contests.md).  Submissions in a language with no toolchain here
+are skipped by the judge with a reason, and must be of a language passatk has
+no recipe for.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from passatk.execute import SandboxError, contest, plan_sandbox
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+
+#: submission (relative to the contest folder) -> (passatk's verdict, why it differs from the folder's)
+EXCEPTIONS = {
+    "domjudge/example_problems/hello/submissions/multiple/test-memstatic.cc": (
+        "compile_error",
+        "a 2 GB static array: g++ writes an object file past the build's file-size limit",
+    ),
+    "domjudge/example_problems/hello/submissions/multiple/test-multithread.c": (
+        "run_time_error",
+        "a statically linked program whose threads cannot start under the sandbox's limits aborts",
+    ),
+    "domjudge/example_problems/hello/submissions/run_time_error/test-chroot-escape.sh": (
+        "accepted",
+        "tests DOMjudge's chroot with Debian's ischroot, which the sandbox does not have: the script prints the answer",
+    ),
+    "domjudge/example_problems/hello/submissions/wrong_answer/test-permissions.c": (
+        "run_time_error",
+        "expects a file of DOMjudge's judgehost (/etc/root-permission-test.txt) and exits 1 without it",
+    ),
+    "domjudge/example_problems/fltcmp/submissions/accepted/fltcmp-test-write-files-between-submissions.R": (
+        "run_time_error",
+        "expects DOMjudge's TMPDIR layout (/testcaseNNNNN/write_tmp)",
+    ),
+    "domjudge/example_problems/fltcmp/submissions/accepted/fltcmp-test-write-files-between-testcases.R": (
+        "wrong_answer",
+        "expects DOMjudge's TMPDIR layout (/testcaseNNNNN/write_tmp)",
+    ),
+    "kattis/examples/different/submissions/accepted/different_py2.py": (
+        "compile_error",
+        "Python 2; passatk runs .py files with Python 3",
+    ),
+    "kattis/examples/different/submissions/accepted/prolog": (
+        "compile_error",
+        "Prolog in .pl files, which passatk reads as Perl (there is no Prolog toolchain)",
+    ),
+}
+#: languages of the suites that passatk has no recipe for (the judge skips them, saying so)
+UNSUPPORTED = {"adb", "awk", "f95", "kt", "lisp", "p", "pas", "plg", "pp", "scala", "swift"}
+
+PROBLEMS = [
+    "domjudge/example_problems/hello",
+    "domjudge/example_problems/fltcmp",
+    "domjudge/example_problems/boolfind",
+    "kattis/examples/hello",
+    "kattis/examples/different",
+    "kattis/examples/guess",
+    "kattis/examples/oddecho",
+]
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    try:
+        plan_sandbox("bwrap", quiet=True)
+    except SandboxError as exc:
+        pytest.skip(f"bubblewrap does not work on this machine: {exc}")
+    from passatk import Verifier
+
+    with Verifier(workers=2, sandbox="bwrap", max_timeout=60) as v:
+        yield v
+
+
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_suite(shared_data, verifier, problem):
+    """Every submission gets a verdict its judges expect, but for the listed exceptions (which get exactly theirs)."""
+    root = shared_data / "contest"
+    path = root / problem
+    if not path.is_dir():
+        pytest.skip(f"{path} is absent (see ../shared/data/README.md)")
+    records = contest.judge(path, verifier=verifier)
+    wrong = []
+    for rec in records:
+        name = str(rec["submission"]).split(str(root) + "/", 1)[-1]
+        if rec["verdict"] == "skipped":
+            ext = name.rsplit(".", 1)[-1] if "." in name.rsplit("/", 1)[-1] else ""
+            assert ext in UNSUPPORTED or "extra-file-" in name or "multifile-pas" in name, (name, rec["reason"])
+            continue
+        if name in EXCEPTIONS:
+            if rec["verdict"] != EXCEPTIONS[name][0]:
+                wrong.append((name, rec["verdict"], EXCEPTIONS[name][0], rec.get("detail", "")[:120]))
+            continue
+        if "expected" in rec and not rec["agrees"]:
+            wrong.append((name, rec["verdict"], rec["expected"], rec.get("detail", "")[:120]))
+    assert not wrong, "\n".join(map(str, wrong))
+    judged = [r for r in records if "agrees" in r]
+    assert judged, "no submission with an expected verdict was judged"
+
+
+def test_hangman_is_refused_by_name(shared_data):
+    """A multi-pass problem is a judge error naming problem.yaml, never a verdict."""
+    path = shared_data / "contest" / "domjudge" / "example_problems" / "hangman"
+    if not path.is_dir():
+        pytest.skip(f"{path} is absent")
+    with pytest.raises(contest.JudgeError, match=r"hangman/problem.yaml: multi-pass"):
+        contest.load_package(path)
