@@ -156,3 +156,18 @@ def test_site_builds_strict(tmp_path):
     assert "Usage: passatk score" in cli and "Usage: passatk evaluate" in cli  # docs/hooks.py wrote each command's help
     estimators = (tmp_path / "site" / "reference" / "estimators" / "index.html").read_text(encoding="utf-8")
     assert "pass_at_k" in estimators and "Chen" in estimators  # the docstrings themselves
+
+
+def test_a_guide_missing_from_the_nav_is_added(tmp_path):
+    """A guide page that mkdocs.yml does not list yet (written beside others' work) joins "User guides" under its title."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "guide" / "listed.md").write_text("# Listed\n")
+    (tmp_path / "guide" / "contests.md").write_text("Intro.\n\n# Contest judging\n")
+    config = {"docs_dir": str(tmp_path), "nav": [{"Home": "index.md"}, {"User guides": [{"Listed": "guide/listed.md"}]}]}
+    hooks.on_config(config)
+    assert config["nav"][1]["User guides"] == [{"Listed": "guide/listed.md"}, {"Contest judging": "guide/contests.md"}]
