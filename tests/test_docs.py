@@ -171,3 +171,15 @@ def test_a_guide_missing_from_the_nav_is_added(tmp_path):
     config = {"docs_dir": str(tmp_path), "nav": [{"Home": "index.md"}, {"User guides": [{"Listed": "guide/listed.md"}]}]}
     hooks.on_config(config)
     assert config["nav"][1]["User guides"] == [{"Listed": "guide/listed.md"}, {"Contest judging": "guide/contests.md"}]
+
+
+def test_sphinx_roles_read_as_markdown():
+    """The API reference's docstrings: Sphinx roles become inline code of what they show, `::` a colon."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("griffe_rst", DOCS / "griffe_rst.py")
+    rst = importlib.util.module_from_spec(spec)
+    pytest.importorskip("griffe", reason="the docs extra")
+    spec.loader.exec_module(rst)
+    text = "See :func:`~passatk.pass_at_k`, :class:`passatk.Results` and :meth:`Verifier.verify`::\n\n    x = 1\n"
+    assert rst.markdown(text) == "See `pass_at_k`, `passatk.Results` and `Verifier.verify`:\n\n    x = 1\n"
