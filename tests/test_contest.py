@@ -211,3 +211,225 @@ class TestLanguages:
         wrong = [[a, str(int(b) + 1) + "\n"] for a, b in CASES]
         v = verifier.verify([{**task, "stdio": wrong}])[0]
         assert v.output["verdict"] == "wrong_answer"
+
+
+TESTLIB_STYLE = r"""
+#include <cstdio>
+#include <cstdlib>
+// testlib's convention without testlib.h: checker input output answer; exit 0 accepted, 1 wrong answer
+int main(int argc, char **argv) {
+    FILE *out = fopen(argv[2], "r"), *ans = fopen(argv[3], "r");
+    long a, b;
+    if (fscanf(ans, "%ld", &b) != 1) return 3;  // the answer file is broken: a checker failure
+    if (fscanf(out, "%ld", &a) != 1) { fprintf(stderr, "no number"); return 1; }
+    return labs(a - b) <= 1 ? 0 : 1;  // any answer within 1 is right
+}
+"""
+KATTIS_PY = """import sys
+inp, ans, feedback = sys.argv[1], sys.argv[2], sys.argv[3]
+want = open(ans).read().split()
+got = sys.stdin.read().split()
+if got == want:
+    sys.exit(42)
+open(feedback + "judgemessage.txt", "w").write(f"expected {want}, got {got}")
+sys.exit(43)
+"""
+
+
+@pytest.mark.sandbox
+class TestCheckers:
+    """A problem's checker decides; it runs in a process of its own, and never as a pass when it fails."""
+
+    def _task(self, source, checker, cases=CASES, **extra):
+        _need("cpp")
+        return {"language": "cpp", "source": source, "stdio": cases, "checker": checker, "timeout": 2, **extra}
+
+    def test_testlib_checker(self, verifier):
+        """A testlib checker (input output answer, exit 0) accepts what the exact comparison would not."""
+        off_by_one = '#include <iostream>\nint main(){long a,b; std::cin>>a>>b; std::cout<<a+b+1<<"\\n";}'
+        off_by_two = '#include <iostream>\nint main(){long a,b; std::cin>>a>>b; std::cout<<a+b+2<<"\\n";}'
+        checker = {"source": TESTLIB_STYLE, "type": "testlib"}
+        v1, v2 = verifier.verify([self._task(off_by_one, checker), self._task(off_by_two, checker)])
+        assert (v1.status, v1.output["verdict"]) == ("passed", "accepted")
+        assert (v2.status, v2.output["verdict"]) == ("failed", "wrong_answer")
+
+    def test_kattis_validator(self, verifier):
+        """A Kattis validator (exit 42 / 43, output on its stdin) decides; its judgemessage is the detail."""
+        checker = {"source": KATTIS_PY, "type": "kattis"}
+        right, wrong = CPP_SUM, '#include <cstdio>\nint main(){ puts("7"); }'
+        v1, v2 = verifier.verify([self._task(right, checker), self._task(wrong, checker)])
+        assert v1.output["verdict"] == "accepted"
+        assert v2.output["verdict"] == "wrong_answer" and "expected ['3'], got ['7']" in v2.detail
+
+    def test_forged_acceptance(self, verifier):
+        """A program that exits 42, prints the validator's words or writes a feedback file is judged on its output."""
+        checker = {"source": KATTIS_PY, "type": "kattis"}
+        forgeries = [
+            '#include <cstdlib>\n#include <cstdio>\nint main(){ puts("7"); fflush(stdout); exit(42); }',
+            '#include <cstdio>\nint main(){ puts("exit 42 accepted judgemessage.txt"); }',
+            '#include <cstdio>\nint main(){ FILE *f = fopen("judgemessage.txt", "w"); if (f) fputs("ok", f); puts("7"); }',
+        ]
+        verdicts = verifier.verify([self._task(src, checker) for src in forgeries])
+        assert [v.output["verdict"] for v in verdicts] == ["run_time_error", "wrong_answer", "wrong_answer"]
+        assert not any(v.passed for v in verdicts)
+
+    @pytest.mark.parametrize(
+        ("checker_source", "why"),
+        [
+            ("import sys\nsys.exit(1)\n", "neither 42 nor 43"),
+            ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", "killed by signal"),
+            ("while True:\n    pass\n", "ran out of time"),
+        ],
+    )
+    def test_checker_failure_is_a_judge_error(self, verifier, checker_source, why):
+        """A checker that fails, crashes or loops gives judge_error (status sandbox_error): never a pass, never wrong_answer."""
+        checker = {"source": checker_source, "type": "kattis", "cpu": 1}
+        v = verifier.verify([self._task(CPP_SUM, checker, cases=CASES[:1])])[0]
+        assert (v.status, v.output["verdict"]) == ("sandbox_error", "judge_error")
+        assert why in v.detail
+
+    def test_checker_that_does_not_build(self, verifier):
+        """A checker that does not build is an error naming it, before anything runs."""
+        with pytest.raises(contest.JudgeError, match=r"tasks\[0\]\['checker'\].*does not build"):
+            verifier.verify([self._task(CPP_SUM, {"source": "#include <cstdio>\nint main( {", "type": "testlib"})])
+
+    def test_weaker_design_is_fooled(self, tmp_path):
+        """The attack the design stops: a validator run from the program's own directory is replaced by the program.
+
+        A judge that copies the validator beside the program and runs it after
+        the program (in one sandbox) accepts a program that overwrites it; here
+        the validator lives in passatk's cache, read-only, and runs in the
+        worker's sandbox, so the same program is a wrong answer (test above).
+        """
+        import shutil
+        import subprocess
+        import sys
+
+        attack = "import os\nopen('validator.py', 'w').write('import sys; sys.exit(42)')\nprint(7)\n"
+        (tmp_path / "validator.py").write_text(KATTIS_PY)
+        (tmp_path / "prog.py").write_text(attack)
+        out = subprocess.run([sys.executable, "prog.py"], cwd=tmp_path, input="1 2\n", capture_output=True, text=True).stdout
+        (tmp_path / "in").write_text("1 2\n")
+        (tmp_path / "ans").write_text("3\n")
+        weak = subprocess.run(
+            [sys.executable, "validator.py", "in", "ans", str(tmp_path) + "/"],
+            cwd=tmp_path,
+            input=out,
+            capture_output=True,
+            text=True,
+        )
+        assert weak.returncode == 42  # the weaker design accepts "7" for "3"
+        shutil.rmtree(tmp_path)
+
+    def test_forged_acceptance_python(self, verifier):
+        """The same attack on passatk: the program cannot reach the validator, which rejects its 7."""
+        checker = {"source": KATTIS_PY, "type": "kattis"}
+        attack = "import os\ntry:\n    open('validator.py', 'w').write('import sys; sys.exit(42)')\nexcept OSError:\n    pass\nprint(7)\n"
+        v = verifier.verify([{"language": "python", "source": attack, "stdio": CASES[:1], "checker": checker}])[0]
+        assert v.output["verdict"] == "wrong_answer"
+
+
+class TestPackages:
+    """Bad packages are errors naming the file, never verdicts."""
+
+    def test_no_data(self, tmp_path):
+        (tmp_path / "problem.yaml").write_text("name: empty\n")
+        with pytest.raises(contest.JudgeError, match=r"no test data"):
+            contest.load_package(tmp_path)
+
+    def test_custom_without_validator(self, tmp_path):
+        (tmp_path / "problem.yaml").write_text("name: x\nvalidation: custom\n")
+        (tmp_path / "data" / "secret").mkdir(parents=True)
+        (tmp_path / "data" / "secret" / "1.in").write_text("1\n")
+        (tmp_path / "data" / "secret" / "1.ans").write_text("1\n")
+        with pytest.raises(contest.JudgeError, match=r"problem.yaml: validation is custom but there is no output_validators"):
+            contest.load_package(tmp_path)
+
+    def test_validator_that_does_not_build(self, tmp_path):
+        (tmp_path / "problem.yaml").write_text("name: x\nvalidation: custom\nlimits:\n  memory: 256  # MiB\n")
+        (tmp_path / "data" / "sample").mkdir(parents=True)
+        (tmp_path / "data" / "sample" / "1.in").write_text("1\n")
+        (tmp_path / "data" / "sample" / "1.ans").write_text("1\n")
+        (tmp_path / "output_validators" / "v").mkdir(parents=True)
+        (tmp_path / "output_validators" / "v" / "validate.cc").write_text("int main( {")
+        with pytest.raises(contest.JudgeError, match=r"output_validators/v: the checker does not build"):
+            contest.load_package(tmp_path)
+
+    def test_simple_yaml(self):
+        """problem.yaml read without PyYAML: scalars, quoted strings and one level of mapping."""
+        text = "name: Hello\nlimits:\n  memory: 512 # MiB\n  time_limit: 2.5\nvalidator_flags: 'float_tolerance 1e-6'\n"
+        assert contest._simple_yaml(text, None) == {
+            "name": "Hello",
+            "limits": {"memory": 512, "time_limit": 2.5},
+            "validator_flags": "float_tolerance 1e-6",
+        }
+
+
+RECORD = {
+    "name": "1_A. Sum",
+    "public_tests": {"input": ["1 2\n"], "output": ["3\n"]},
+    "private_tests": {"input": ["5 5\n"], "output": ["10\n"]},
+    "generated_tests": {"input": ["-1 1\n"], "output": ["0\n"]},
+    "time_limit": {"seconds": 2, "nanos": 0},
+    "memory_limit_bytes": 256000000,
+    "solutions": {"language": [2, 3], "solution": [CPP_SUM, "a, b = map(int, input().split())\nprint(a + b)"]},
+    "incorrect_solutions": {"language": [2], "solution": ['#include <cstdio>\nint main(){ puts("3"); }']},
+}
+
+
+@pytest.mark.sandbox
+class TestRecords:
+    """CodeContests records: every test, the limits, solutions judged right and incorrect ones wrong."""
+
+    def test_codecontests(self, verifier):
+        _need("cpp")
+        prob = contest.problem_from_record(RECORD)
+        assert (len(prob.cases), prob.time_limit, prob.memory_mb) == (3, 2.0, 244)
+        sols = contest.record_solutions(RECORD)
+        verdicts = verifier.verify([prob.task(lang, src) for lang, src, _ in sols])
+        assert [v.passed for v in verdicts] == [ok for _, _, ok in sols] == [True, True, False]
+
+    def test_evaluate_answers(self, tmp_path):
+        """evaluate on a file of records: a model's answer's last fenced block, in its fence's language."""
+        import json
+
+        import passatk
+
+        _need("cpp")
+        problems = tmp_path / "problems.jsonl"
+        problems.write_text(json.dumps(RECORD) + "\n")
+        samples = [
+            {"task_id": "1_A. Sum", "completion": f"Use longs.\n```cpp\n{CPP_SUM}\n```\n"},
+            {"task_id": "1_A. Sum", "completion": "```python\nprint(3)\n```"},
+        ]
+        result = passatk.evaluate(samples, problems, workers=1)
+        assert [r["status"] for r in result.records] == ["passed", "failed"]
+
+
+@pytest.mark.sandbox
+class TestRewards:
+    """veRL's compute_score and TRL's code_reward take contest tasks (language, cases, checker, limits)."""
+
+    def test_verl_cpp(self):
+        from passatk.integrations.verl import compute_score
+
+        _need("cpp")
+        truth = {"inputs": [c[0] for c in CASES], "outputs": [c[1] for c in CASES], "language": "cpp", "timeout": 2}
+        good = compute_score("codecontests", f"```cpp\n{CPP_SUM}\n```", truth, workers=1)
+        bad = compute_score("codecontests", '```cpp\n#include <cstdio>\nint main(){ puts("3"); }\n```', truth, workers=1)
+        assert (good["score"], bad["score"]) == (1.0, 0.0)
+
+    def test_trl_cpp_checker(self):
+        from passatk.integrations.trl import code_reward
+
+        _need("cpp")
+        answers = [[{"role": "assistant", "content": f"```cpp\n{CPP_SUM}\n```"}], "```cpp\nint main(){}\n```"]
+        rewards = code_reward(
+            prompts=["p", "p"],
+            completions=answers,
+            stdio=[CASES, CASES],
+            language=["cpp", "cpp"],
+            checker=[{"source": KATTIS_PY, "type": "kattis"}] * 2,
+            workers=1,
+        )
+        assert rewards == [1.0, 0.0]

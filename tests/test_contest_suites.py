@@ -35,7 +35,7 @@ EXCEPTIONS = {
         "expects a file of DOMjudge's judgehost (/etc/root-permission-test.txt) and exits 1 without it",
     ),
     "domjudge/example_problems/fltcmp/submissions/accepted/fltcmp-test-write-files-between-submissions.R": (
-        "run_time_error",
+        "wrong_answer",
         "expects DOMjudge's TMPDIR layout (/testcaseNNNNN/write_tmp)",
     ),
     "domjudge/example_problems/fltcmp/submissions/accepted/fltcmp-test-write-files-between-testcases.R": (

@@ -55,6 +55,7 @@ __all__ = [
     "detect_language",
     "agrees",
     "expected_verdicts",
+    "extract_program",
     "judge",
     "load_package",
     "load_problems",
@@ -144,6 +145,24 @@ def _resolvable(tag):
         return languages.resolve(tag).name
     except ValueError:
         return "python" if languages.is_python(tag) else None
+
+
+def extract_program(text: str, language: str | None = None) -> str:
+    """The program in a model's response: its last fenced block in ``language`` (or untagged), else its last
+    fenced block, else the whole response.
+
+    >>> extract_program("Idea...\\n```cpp\\nint main() {}\\n```\\nDone.", "cpp")
+    'int main() {}\\n'
+    """
+    blocks = re.findall(r"```([\w+#-]*)[^\n]*\n(.*?)```", text, re.S)
+    if not blocks:
+        return text
+    if language is not None:
+        want = _resolvable(language) or language
+        for tag, code in reversed(blocks):
+            if not tag or (_resolvable(tag.lower()) or detect_language("x." + tag.lower())) == want:
+                return code
+    return blocks[-1][1]
 
 
 def guess_language(code: str) -> str:
@@ -561,17 +580,49 @@ class ContestProblem:
 def _yaml(path: Path) -> dict:
     if not path.exists():
         return {}
+    text = path.read_text(encoding="utf-8")
     try:
         import yaml
-    except ImportError:  # pragma: no cover - pyyaml is a dependency of the judge
-        raise JudgeError(f"{path}: reading problem.yaml needs PyYAML: pip install pyyaml.") from None
+    except ImportError:  # PyYAML is not a dependency: problem.yaml's simple mappings are read here
+        return _simple_yaml(text, path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
         raise JudgeError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise JudgeError(f"{path}: expected a mapping at the top level.")
     return data
+
+
+def _scalar(text: str):
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _simple_yaml(text: str, path: Path) -> dict:
+    """The mappings (two levels) and scalars of a ``problem.yaml``, without PyYAML (tested in tests/test_contest.py).
+    """
+    out: dict = {}
+    parent = None
+    for raw in text.splitlines():
+        line = re.sub(r"\s+#.*$", "", raw) if not raw.lstrip().startswith("#") else ""
+        if not line.strip() or ":" not in line:
+            continue
+        key, _, value = line.strip().partition(":")
+        if raw[0] in " \t" and parent is not None:
+            out[parent][key.strip()] = _scalar(value)
+        elif value.strip():
+            out[key.strip()], parent = _scalar(value), None
+        else:
+            out[key.strip()], parent = {}, key.strip()
+    return out
 
 
 def _contest_time_limit(root: Path) -> float | None:
@@ -922,7 +973,7 @@ def task_of(task: Mapping, timeout: float, all_cases: bool, where: str) -> dict:
                 args=checker.get("args", ()),
                 include=checker.get("include", ()),
                 name=f"{where}['checker']",
-            )
+            ) | {k: checker[k] for k in ("cpu", "memory_mb") if checker.get(k) is not None}
     compare = extra.get("compare")
     if compare is None and checker is None:
         compare = {"rule": rule or "lines"} if (rule or task.get("stdio") is not None) else {}

@@ -15,7 +15,7 @@ import numpy as np
 
 from passatk._validation import as_int, options
 from passatk.integrations._groups import as_small_groups, group_advantages
-from passatk.integrations.verl import extract_code
+from passatk.integrations.verl import program_of
 from passatk.rl._weights import array_api, as_estimator
 
 __all__ = ["PassAtKGRPOTrainer", "acode_reward", "code_reward", "trl_pass_at_k_advantages"]  # noqa: F822 (the trainer is built on first use, see __getattr__)
@@ -91,7 +91,7 @@ def trl_pass_at_k_advantages(rewards, num_generations, k, *, estimator="loo_minu
 # the reward
 # --------------------------------------------------------------------------- #
 _COLUMNS = ("tests", "stdio", "call", "input_output", "ground_truth")
-_ROW_OPTIONS = ("entry_point", "setup", "timeout", "memory_mb", "rule")
+_ROW_OPTIONS = ("entry_point", "setup", "timeout", "memory_mb", "rule", "language", "checker", "contest")
 
 
 def _text(completion) -> str:
@@ -124,7 +124,7 @@ def _tasks(prompts, completions, with_prompt, kwargs) -> list[dict | None]:
             truth = row.pop("ground_truth")
             task = ground_truth_task(text, truth, timeout=row.get("timeout"), memory_mb=row.get("memory_mb"))
         elif any(c in row for c in _COLUMNS):
-            task = {**row, "source": extract_code(text)}
+            task = {**row, "source": program_of(text, row.get("language"))}
         else:
             tasks.append(None)
             continue

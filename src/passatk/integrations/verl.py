@@ -211,6 +211,17 @@ def extract_code(text: str) -> str:
     return text.split("```python")[-1].split("```")[0]
 
 
+def program_of(text: str, language: str | None = None) -> str:
+    """The program in a response: :func:`extract_code` for Python; in another language the last fenced block
+    (tagged with that language or untagged), else the whole response (see :func:`passatk.execute.contest.extract_program`).
+    """
+    from passatk.execute import contest, languages
+
+    if language is None or languages.is_python(language):
+        return extract_code(text)
+    return contest.extract_program(text, language)
+
+
 def _plain(value):
     """Ground truth as plain Python: parquet and pandas give numpy arrays where JSON had lists."""
     if isinstance(value, Mapping):
@@ -224,7 +235,7 @@ def _plain(value):
 
 
 _TASK_KEYS = ("tests", "stdio", "call", "input_output")
-_EXTRA_KEYS = ("entry_point", "setup", "timeout", "memory_mb", "rule", "language")
+_EXTRA_KEYS = ("entry_point", "setup", "timeout", "memory_mb", "rule", "language", "checker", "contest")
 
 
 def ground_truth_task(solution_str: str, ground_truth, *, timeout=None, memory_mb=None) -> dict:
@@ -246,7 +257,7 @@ def ground_truth_task(solution_str: str, ground_truth, *, timeout=None, memory_m
         proof = extract_proof(solution_str, str(gt["language"]))
         task = {"language": gt["language"], "statement": gt["statement"], "proof": proof}
     elif "inputs" in gt and "outputs" in gt:
-        task = {"input_output": gt}
+        task = {"input_output": gt, **{k: gt[k] for k in ("language", "checker", "contest") if gt.get(k) is not None}}
     else:
         task = {k: gt[k] for k in (*_TASK_KEYS, *_EXTRA_KEYS) if gt.get(k) is not None}
         if not any(k in task for k in _TASK_KEYS):
@@ -255,7 +266,7 @@ def ground_truth_task(solution_str: str, ground_truth, *, timeout=None, memory_m
                 f"{list(_TASK_KEYS)}; got keys {sorted(gt)}."
             )
     if "proof" not in task:
-        task["source"] = extract_code(solution_str)
+        task["source"] = program_of(solution_str, task.get("language"))
     if timeout is not None:
         task.setdefault("timeout", timeout)
     if memory_mb is not None:
