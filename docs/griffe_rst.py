@@ -3,8 +3,9 @@
 passatk's docstrings are numpydoc, written for Sphinx (``:func:`~passatk.x.f```, literal
 blocks introduced by ``::``).  mkdocstrings renders Markdown, where those would show as
 raw text; here each role becomes inline code of the name it shows (``~a.b.f`` shows
-``f``), and a paragraph's closing ``::`` a single colon, the indented block after it
-staying a code block.
+``f``), a paragraph's closing ``::`` a single colon, the indented block after it
+staying a code block, and a ``.. math::`` directive a line that introduces its formula
+(shown as LaTeX source: the site loads no script from elsewhere).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import griffe
 
 _ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|const|ref|term)(?::|\s)`(~?)([^`<]*?)(?:\s*<[^>]*>)?`")
 _LITERAL = re.compile(r"(?<=\S)::(?=\s*\n)")
+_MATH = re.compile(r"^([ \t]*)\.\. math::[ \t]*$", re.M)
 
 
 def _role(match: re.Match) -> str:
@@ -28,7 +30,7 @@ def markdown(text: str) -> str:
     >>> markdown("Like :func:`~passatk.pass_at_k` and :class:`passatk.Results`::\\n\\n    x = 1\\n")
     'Like `pass_at_k` and `passatk.Results`:\\n\\n    x = 1\\n'
     """
-    return _LITERAL.sub(":", _ROLE.sub(_role, text))
+    return _LITERAL.sub(":", _ROLE.sub(_role, _MATH.sub(r"\1*The formula, in LaTeX:*", text)))
 
 
 class RstRoles(griffe.Extension):

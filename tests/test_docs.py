@@ -183,3 +183,4 @@ def test_sphinx_roles_read_as_markdown():
     spec.loader.exec_module(rst)
     text = "See :func:`~passatk.pass_at_k`, :class:`passatk.Results` and :meth:`Verifier.verify`::\n\n    x = 1\n"
     assert rst.markdown(text) == "See `pass_at_k`, `passatk.Results` and `Verifier.verify`:\n\n    x = 1\n"
+    assert rst.markdown("Estimate.\n\n.. math::\n\n    1 - x\n") == "Estimate.\n\n*The formula, in LaTeX:*\n\n    1 - x\n"
