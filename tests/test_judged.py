@@ -361,3 +361,16 @@ def test_verify_records_carry_judged():
     assert _verdict_record(Verdict("k", "failed", judged=False))["judged"] is False
     assert "judged" not in _verdict_record(Verdict("k", "passed"))
     assert Verdict.from_dict(Verdict("k", "error", judged=True).to_dict()).judged is True
+
+
+def test_verifier_tests_tasks_in_javascript_are_judged():
+    """A JavaScript task whose tests name the entry point (let candidate = f;) is judged: process.exit(0) is no pass."""
+    _need("nodejs")
+    from passatk.execute import Verifier
+
+    tests = "const assert = require('node:assert');\nlet candidate = add;\nassert.deepEqual(candidate(1, 2), 3);\n"
+    sources = ["function add(x, y) {\n  return x + y;\n}\n", "const add = (x, y) => {\n  process.exit(0);\n}\n"]
+    assert _run([languages.code_tests_job("nodejs", sources[1], tests, judged=False)])[0].status == "passed"
+    with Verifier(workers=2, timeout=10.0) as v:
+        got = v.verify([{"language": "nodejs", "source": src, "tests": tests} for src in sources])
+    assert [(g.status, g.judged) for g in got] == [("passed", True), ("error", True)], got

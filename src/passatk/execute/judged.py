@@ -222,9 +222,12 @@ def code_tests_judged(language: str, source: str, tests: str, compiled: dict) ->
     As :func:`judged_job`, for a program that defines the entry point the tests
     name (``auto candidate = f;``, MultiPL-E's form).
     """
-    if language != "cpp":
+    if language == "cpp":
+        programs = _cpp_code_programs(source, tests)
+    elif language in ("nodejs", "typescript"):
+        programs = _js_code_programs(source, tests, ts=language == "typescript")
+    else:
         return None
-    programs = _cpp_code_programs(source, tests)
     return None if programs is None else _job(language, *programs, compiled)
 
 
@@ -355,6 +358,12 @@ def _js_entry(prompt: str) -> tuple[str, list[str]] | None:
     if m is None:
         return None
     name, params = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    names = _js_params(params)
+    return None if names is None else (name, names)
+
+
+def _js_params(params: str) -> list[str] | None:
+    """The parameters' names of a JavaScript or TypeScript parameter list, or None (destructured or rest parameters)."""
     parts, depth, at = [], 0, 0
     for i, ch in enumerate(params):
         if ch in "<([{":
@@ -373,7 +382,38 @@ def _js_entry(prompt: str) -> tuple[str, list[str]] | None:
         if found is None:  # a destructured or rest parameter
             return None
         names.append(found.group(1))
-    return name, names
+    return names
+
+
+_JS_CANDIDATE = re.compile(r"\bcandidate\s*=\s*(\w+)\s*;")
+
+
+def _js_proxy(params: list[str], ts: bool) -> str:
+    call = f"__passatk.call([{', '.join(params)}])"
+    return f"\n  return {f'({call} as any)' if ts else call};\n}}\n"
+
+
+def _js_code_programs(source: str, tests: str, ts: bool) -> tuple[str, str] | None:
+    """(call server, judge) for a whole program and MultiPL-E-style tests (``let candidate = f;``), or None."""
+    named = _JS_CANDIDATE.search(tests)
+    if named is None:
+        return None
+    name = re.escape(named.group(1))
+    header = re.compile(
+        r"(?:^|\n)[ \t]*((?:function\s+" + name + r"\s*\(([^()]*)\)(?:\s*:\s*[^{};=]+?)?"
+        r"|(?:const|let|var)\s+" + name + r"\s*=\s*\(([^()]*)\)\s*=>)\s*\{)"
+    )
+    found = list(header.finditer(source))
+    if not found:
+        return None
+    m = found[-1]
+    params = _js_params(m.group(2) if m.group(2) is not None else m.group(3))
+    if params is None:
+        return None
+    head = _TS_REQUIRE if ts else ""
+    server = head + source + "\n" + f"\n{_js_rpc()}\n__passatk.serve({named.group(1)});\n"
+    judge = head + _js_rpc() + m.group(1) + _js_proxy(params, ts) + tests
+    return server, judge
 
 
 def _js_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
@@ -386,7 +426,7 @@ def _js_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
     name, params = entry
     ts = spec["language"] == "typescript"
     head = _TS_REQUIRE if ts else ""
-    proxy = f"\n  return {'(' if ts else ''}__passatk.call([{', '.join(params)}]){' as any)' if ts else ''};\n}}\n"
+    proxy = _js_proxy(params, ts)
     serve = f"\n{_js_rpc()}\n__passatk.serve({name});\n"
     if spec["format"] == "humaneval-x":
         server = spec["prompt"] + completion + "\n" + serve
