@@ -55,8 +55,11 @@ class TestHelpAndVersion:
 
 class TestSameOptionNames:
     def test_every_json_command_takes_format(self):
-        """Every command with --json also takes --format (json being the same as --json)."""
-        for name, cmd in commands().items():
+        """Every command with --json (subcommands too: passatk env create) also takes --format (json being the same as --json)."""
+        todo = list(commands().items())
+        while todo:
+            name, cmd = todo.pop()
+            todo += [(f"{name} {sub}", c) for sub, c in getattr(cmd, "commands", {}).items()]
             opts = {o for p in cmd.params for o in p.opts}
             if "--json" in opts:
                 assert "--format" in opts, name

@@ -35,6 +35,7 @@ def judge_cmd(
         typer.Argument(help="Source files or folders to judge; default every one under the package's submissions/."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON record per submission, one per line.")] = False,
+    fmt: Annotated[str | None, typer.Option("--format", help="table (default) or json (the same as --json).")] = None,
     workers: Annotated[int | None, typer.Option(help="Warm sandboxed workers; default the number of CPUs.")] = None,
     time_limit: Annotated[float | None, typer.Option(help="CPU seconds a case, instead of the problem's.")] = None,
     time_multiplier: Annotated[
@@ -47,9 +48,10 @@ def judge_cmd(
     from rich.console import Console
     from rich.table import Table
 
-    from passatk.cli import fail
+    from passatk.cli import fail, output_format
     from passatk.execute import contest
 
+    as_json = output_format(fmt, as_json, ("table", "json")) == "json"
     try:
         prob = contest.load_package(problem, time_limit=time_limit)
         records = contest.judge(

@@ -956,9 +956,12 @@ def env_create(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Build it again even if it exists.")] = False,
     as_json: JsonOption = False,
+    fmt: TableJsonFormat = None,
 ) -> None:
     """Build an environment with pip into passatk's cache (<cache>/envs/NAME); use it with --python NAME."""
     from passatk.execute.environments import create_environment, environments_dir
+
+    as_json = output_format(fmt, as_json, ("table", "json")) == "json"
 
     try:
         env = create_environment(name, requirements, python=python, data=data, force=force, quiet=as_json)
@@ -979,9 +982,12 @@ def env_show(
         str | None, typer.Argument(help="Interpreter, environment prefix or created name. Default: the default environment.")
     ] = None,
     as_json: JsonOption = False,
+    fmt: TableJsonFormat = None,
 ) -> None:
     """The interpreter, version, digest and distributions of an environment, as results files record them."""
     from passatk.execute.environments import resolve_environment
+
+    as_json = output_format(fmt, as_json, ("table", "json")) == "json"
 
     try:
         env = resolve_environment(python)
