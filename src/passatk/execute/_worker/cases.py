@@ -113,11 +113,48 @@ def _write(path, text):
         fh.write(data)
 
 
+def _spawn_run(step, path, fds):
+    """Start one run of the built program with ``posix_spawn`` (no copy of this process): its own process
+    group, SIGPIPE at its default, its streams; then its CPU and address-space limits, set on it at once
+    (``prlimit``; until then it has this process's own, the job's, which it cannot raise).  A program that
+    cannot be spawned is run by a fork that says why and exits 127, as a build step's would."""
+    here = os.getcwd()
+    argv = [a.replace("{file}", path).replace("{dir}", here) for a in step["argv"]]
+    env = {k: v.replace("{dir}", here) for k, v in step["env"].items()}
+    soft = int(math.ceil(step["cpu"])) + 1
+    memory = step.get("memory_bytes")
+    if memory:
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        memory = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
+    program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
+    try:
+        if program is None:
+            raise FileNotFoundError(argv[0])
+        pid = os.posix_spawn(
+            program,
+            argv,
+            env,
+            file_actions=[(os.POSIX_SPAWN_DUP2, fd, target) for fd, target in zip(fds, (0, 1, 2))],
+            setpgroup=0,
+            setsigdef=(signal.SIGPIPE,),
+        )
+    except OSError:
+        pid = os.fork()
+        if pid == 0:
+            _steps_mod._exec(step, path, *fds)
+        return pid
+    try:
+        resource.prlimit(pid, resource.RLIMIT_CPU, (soft, soft + 1))
+        if memory:
+            resource.prlimit(pid, resource.RLIMIT_AS, (memory, memory))
+    except (ProcessLookupError, PermissionError):
+        pass  # it ended already (or exec'd something set-uid): supervise() still holds it to its CPU limit
+    return pid
+
+
 def _run_one(step, path, fds, sock):
     """One run of the built program on ``fds`` (stdin, stdout, stderr); a message on ``sock`` stops it."""
-    pid = os.fork()
-    if pid == 0:
-        _steps_mod._exec(step, path, *fds)
+    pid = _spawn_run(step, path, fds)
     for fd in fds:
         os.close(fd)
 
@@ -165,6 +202,9 @@ def serve(source, channel_fd, spec):
         os.symlink(target, os.path.join(cwd, name))
     for name in spec.get("dirs", ()):
         os.makedirs(os.path.join(cwd, name), exist_ok=True)
+    os.set_inheritable(sock.fileno(), False)  # runs are spawned without closing descriptors: none may leak
+    os.closerange(3, sock.fileno())
+    os.closerange(sock.fileno() + 1, 65536)
     every = spec["steps"]
     for i, step in enumerate(every[:-1]):
         report = _steps_mod._step(step, path, None)
