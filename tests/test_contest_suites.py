@@ -30,6 +30,11 @@ EXCEPTIONS = {
         "accepted",
         "tests DOMjudge's chroot with Debian's ischroot, which the sandbox does not have: the script prints the answer",
     ),
+    "domjudge/example_problems/hello/submissions/time_limit_exceeded/test-suspend-ppid.c": (
+        "wrong_answer",
+        "stops the process that runs it (SIGSTOP to its parent) and sleeps 10 s, within passatk's wall-clock limit"
+        " of a case (3 x the 5 s time limit + 1 s; DOMjudge's is about the time limit), then prints its wrong answer",
+    ),
     "domjudge/example_problems/hello/submissions/wrong_answer/test-permissions.c": (
         "run_time_error",
         "expects a file of DOMjudge's judgehost (/etc/root-permission-test.txt) and exits 1 without it",

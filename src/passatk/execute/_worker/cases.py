@@ -87,7 +87,7 @@ STATUS = {
 }
 _GRACE = 10.0
 _STUCK = 2.0  # seconds past a run's wall-clock limit before the worker stops waiting for its report
-_WALL_FACTOR = 1.5  # a case's wall-clock limit: this many times its CPU limit, plus a second (DOMjudge: about its CPU limit)
+_WALL_FACTOR = 3.0  # a case's wall-clock limit: this many times its CPU limit, plus a second (a loaded machine slows a run)
 _TAIL = 4096
 _OOM_MARKS = ("bad_alloc", "OutOfMemoryError", "MemoryError", "out of memory", "Cannot allocate memory", "memory allocation of")
 _KATTIS_AC, _KATTIS_WA = 42, 43
