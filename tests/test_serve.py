@@ -430,7 +430,7 @@ BAD_VERIFY = [
         "must be one of",
     ),
     ({"source": "", "stdio": [["1"]]}, 422, "tasks[0]['stdio']", "pairs"),
-    ({"source": "", "language": "cpp", "stdio": [["1", "1"]]}, 422, "tasks[0]", "takes 'run' or 'tests'"),
+    ({"source": "", "language": "cpp", "call": {"fn_name": "f", "cases": [[[1], 1]]}}, 422, "tasks[0]", "got 'call'"),
     ({"source": "", "tests": "", "timeout": -1}, 422, "tasks[0]['timeout']", "CPU seconds"),
 ]
 

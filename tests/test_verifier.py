@@ -410,7 +410,11 @@ class TestOtherLanguages:
     ("task", "error", "message"),
     [
         ({"tests": "assert True"}, TypeError, r"\['source'\] must be a string"),
-        ({"source": "", "language": "cpp", "stdio": [["1", "1"]]}, ValueError, r"takes 'run' or 'tests'.*'stdio'"),
+        (
+            {"source": "", "language": "cpp", "call": {"fn_name": "f", "cases": [[[1], 1]]}},
+            ValueError,
+            r"takes 'run', 'tests'.*'stdio' or 'input_output'; got 'call'",
+        ),
         ({"source": "", "language": "cpp", "tests": "", "entry_point": "f"}, ValueError, "'entry_point'"),
         ({"source": "", "language": "cpp", "tests": ["a"]}, ValueError, r"test code in cpp \(a string\)"),
         ({"source": "", "language": "rust", "run": {"files": {}}}, ValueError, "files are for Python"),
