@@ -35,6 +35,7 @@ import os
 import sys
 
 from . import encoding, hardening, supervise
+from .asserts import rewrite
 from .channel import Frames, compact
 from .outputs import call_matches
 
@@ -342,8 +343,8 @@ def compiled(source, filename):
     if key not in _COMPILED:
         if len(_COMPILED) >= 512:
             _COMPILED.clear()
-        try:
-            _COMPILED[key] = compile(source, filename, "exec")
+        try:  # the tests' asserts say what failed (see .asserts); the prompt and set-up are compiled as they are
+            _COMPILED[key] = rewrite(source, filename) if filename.startswith("<tests") else compile(source, filename, "exec")
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
             _COMPILED[key] = exc
     return _COMPILED[key]

@@ -82,6 +82,21 @@ def _answer(request, ns, refs, resolve):
     raise ValueError(f"unknown request {op!r}")
 
 
+def _own_assert(info, exc, source):
+    """A bare assert of the program's own that failed (as it loaded or in a call): the statement and its line as the message."""
+    if info[0] != "AssertionError" or info[1]:
+        return info
+    tb, line = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<sample>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    lines = source.splitlines()
+    if line is None or not 0 < line <= len(lines):
+        return info
+    return [info[0], f"the program's own {lines[line - 1].strip()[:200]} (its line {line})"]
+
+
 def _serve(source, fd, name):
     channel = Frames(fd, REQUEST_LIMIT)
     refs = {}
@@ -94,7 +109,7 @@ def _serve(source, fd, name):
         # the program's own functions and classes, sent with "ready" so the judge need not ask for each
         channel.send(b'["ready",' + encoding.dumps(_own(ns, name), refs) + b"]")
     except BaseException as exc:
-        channel.send(json.dumps(["raised", encoding.exception_info(exc)]).encode())
+        channel.send(json.dumps(["raised", _own_assert(encoding.exception_info(exc), exc, source)]).encode())
         os._exit(0)
     while True:
         try:
@@ -104,7 +119,7 @@ def _serve(source, fd, name):
         try:
             reply = b'["ok",' + encoding.dumps(_answer(request, ns, refs, resolve), refs) + b"]"
         except BaseException as exc:
-            reply = json.dumps(["raised", encoding.exception_info(exc)]).encode()
+            reply = json.dumps(["raised", _own_assert(encoding.exception_info(exc), exc, source)]).encode()
         channel.send(reply)
 
 
