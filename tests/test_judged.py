@@ -14,7 +14,7 @@ import os
 import pytest
 
 from passatk.execute import Limits, SandboxError, evaluate, languages, plan_sandbox
-from passatk.execute.judged import _cpp_entry, _split_params, cpp_runtime, judged_job
+from passatk.execute.judged import _cpp_entry, _split_params, cpp_runtime, java_runtime, judged_job
 from passatk.execute.languages import ToolchainMissing
 from passatk.execute.pool import LocalPool
 from passatk.execute.tasks import load_problems
@@ -51,7 +51,8 @@ def _problems(shared_data, fmt, lang):
 
 
 def _run(jobs, timeout=10.0):
-    binds = (*languages.sandbox_binds({j.get("language", "cpp") for j in jobs}), str(cpp_runtime().parent))
+    langs = {j.get("language", "cpp") for j in jobs}
+    binds = (*languages.sandbox_binds(langs), str(cpp_runtime().parent), *((str(java_runtime()),) if "java" in langs else ()))
     plan = plan_sandbox("bwrap", binds, quiet=True)
     out = {}
     LocalPool(plan, Limits(timeout=timeout, memory_mb=1024, wall_factor=3, pids=64), workers=2).run(

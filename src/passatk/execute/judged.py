@@ -251,6 +251,16 @@ def _job(lang: str, server: str, judge: str, compiled: dict) -> dict | None:
         return None
     run = steps[-1]
     if lang == "java":  # the channel is opened by its descriptor number, which java.io keeps to itself
+        runtime = str(java_runtime())
+        for step in steps:  # PassatkRpc, compiled once, on both class paths
+            argv = list(step["argv"])
+            if "-cp" in argv:
+                at = argv.index("-cp") + 1
+                argv[at] = argv[at] + ":" + runtime
+            else:
+                at = 1 + next(i for i, a in enumerate(argv[1:]) if not a.startswith("-"))
+                argv[at:at] = ["-cp", (".:" if step["phase"] == "run" else "") + runtime]
+            step["argv"] = argv
         run["argv"] = [run["argv"][0], _JAVA_OPEN, *run["argv"][1:]]
         keep = ["*.class"]
     elif run["argv"][0] == "node":  # the script itself (JavaScript) or what tsc made of it (TypeScript)
@@ -292,6 +302,20 @@ def _java_rpc() -> str:
     return (_HERE / "PassatkRpc.java").read_text(encoding="utf-8")
 
 
+def java_runtime() -> Path:
+    """The directory of ``PassatkRpc``'s classes, compiled once into the cache and put on both programs' class paths."""
+    from passatk.execute.languages import _build_once, _clean_env, _run, _tool_version
+
+    digest = hashlib.sha256(_java_rpc().encode()).hexdigest()[:12]
+
+    def build(tmp: Path) -> None:
+        (tmp / "PassatkRpc.java").write_text(_java_rpc())
+        _run(["javac", "-J-Xmx512m", "-encoding", "UTF8", "-d", ".", "PassatkRpc.java"], tmp, _clean_env(str(tmp)), "PassatkRpc")
+        (tmp / "PassatkRpc.java").unlink()
+
+    return _build_once(f"java-rpc-{digest}-{_tool_version(['javac', '-version'])}", build)
+
+
 def _java_entry(prompt: str) -> tuple[str, str, str, list[str]] | None:
     """(owner class, return type, name, parameter names) of the method whose body the prompt opens, or None."""
     m = _JAVA_SIGNATURE.search(prompt)
@@ -322,8 +346,8 @@ def _java_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
     if spec["format"] == "humaneval-x":
         prompt, test = spec["prompt"], spec["test"]
         main_class = f"public class Main {{\n    public static void main(String[] args) throws Exception {{ {_java_serve(owner, name)} }}\n}}\n"
-        server = prompt + completion + "\n" + main_class + _java_rpc()
-        judge = prompt + _java_proxy(*entry) + "    }\n}\n" + test + "\n" + _java_rpc()
+        server = prompt + completion + "\n" + main_class
+        judge = prompt + _java_proxy(*entry) + "    }\n}\n" + test
         return server, judge
     prompt, tests = spec["prompt"], spec["tests"]
     main = _JAVA_MAIN.search(tests)
@@ -331,8 +355,8 @@ def _java_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
         return None
     body = truncate(completion, spec.get("stop_tokens", ()))
     serve_main = f"    public static void main(String[] args) throws Exception {{ {_java_serve(owner, name)} }}\n}}\n"
-    server = prompt + body + "\n" + tests[: main.start()] + serve_main + _java_rpc()
-    judge = prompt + _java_proxy(*entry) + tests + "\n" + _java_rpc()
+    server = prompt + body + "\n" + tests[: main.start()] + serve_main
+    judge = prompt + _java_proxy(*entry) + tests
     return server, judge
 
 

@@ -970,8 +970,9 @@ def problem_binds(problems: Mapping) -> tuple[str, ...]:
             fmt = prob.spec["format"]
             recipe = humaneval_x_recipe(lang, prob.spec) if fmt == "humaneval-x" else multiple_recipe(lang)
             caches.update(dict.fromkeys(recipe.binds))
-            if lang == "cpp":  # the judged mode's call channel runtime (passatk.execute.judged)
-                from passatk.execute.judged import cpp_runtime
+            if lang in ("cpp", "java"):  # the judged mode's call channel runtime (passatk.execute.judged)
+                from passatk.execute.judged import cpp_runtime, java_runtime
 
-                caches[os.path.realpath(cpp_runtime().parent)] = None
+                runtime = cpp_runtime().parent if lang == "cpp" else java_runtime()
+                caches[os.path.realpath(runtime)] = None
     return tuple(dict.fromkeys((*sandbox_binds(langs), *caches)))

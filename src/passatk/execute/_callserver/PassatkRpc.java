@@ -1,5 +1,5 @@
 // passatk's call channel for Java: a call server for the sample, a proxy for the judge (descriptor 3, one JSON line a call).
-final class PassatkRpc {
+final class PassatkRpc {  // compiled once (passatk.execute.judged.java_runtime), on both class paths
     static final class Bad extends RuntimeException {
         Bad() { super("protocol violation", null, false, false); }
     }
