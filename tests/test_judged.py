@@ -375,3 +375,30 @@ def test_verifier_tests_tasks_in_javascript_are_judged():
     with Verifier(workers=2, timeout=10.0) as v:
         got = v.verify([{"language": "nodejs", "source": src, "tests": tests} for src in sources])
     assert [(g.status, g.judged) for g in got] == [("passed", True), ("error", True)], got
+
+
+@pytest.mark.parametrize(
+    "lang, source",
+    [
+        (
+            "cpp",
+            "#include <bits/stdc++.h>\nusing namespace std; static int z = (exit(0), 0);\nlong add(long x, long y) {\n    return 0;\n}\n",
+        ),
+        ("cpp", "#include <cstdlib>\nlong add(long x, long y, long z = (exit(0), 0)) {\n    return 0;\n}\n"),
+        ("nodejs", "function add(x, y, z = process.exit(0)) {\n  return 0;\n}\n"),
+    ],
+)
+def test_the_sample_source_never_runs_in_the_judge(lang, source):
+    """Verifier tasks: a trailing statement on a kept line or a default argument of the sample's never reaches the judge.
+
+    Such a task is judged without them, or falls back to the compiled mode (judged: false), never a judged pass.
+    """
+    _need(lang)
+    tests = {
+        "cpp": "int main() {\n    auto candidate = add;\n    assert(candidate(1, 2) == 3);\n}\n",
+        "nodejs": "const assert = require('node:assert');\nlet candidate = add;\nassert.deepEqual(candidate(1, 2), 3);\n",
+    }[lang]
+    job = languages.code_tests_job(lang, source, tests)
+    assert "exit(0)" not in job.get("judge", {}).get("source", ""), job.get("judge")
+    got = _run([job])[0]
+    assert not (got.passed and got.judged), got

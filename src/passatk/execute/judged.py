@@ -188,16 +188,24 @@ def _cpp_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
 
 
 _CPP_CANDIDATE = re.compile(r"\bcandidate\s*=\s*&?\s*(\w+)\s*;")
-_CPP_PREAMBLE = re.compile(r"^\s*(?:#\s*include\b.*|using\s+namespace\s+\w+\s*;.*)$", re.M)
+# Only these lines of the sample's source reach the judge program, and its entry point's header is
+# rebuilt from types of a conservative grammar: no parentheses (decltype, attributes, calls), no
+# default arguments, nothing that could run the sample's code in the judge.
+_CPP_PREAMBLE = re.compile(
+    r"^[ \t]*(#[ \t]*include[ \t]*<[\w./+-]+>|using[ \t]+namespace[ \t]+\w+(?:::\w+)*[ \t]*;)[ \t]*$", re.M
+)
+_CPP_TYPE = re.compile(r"[A-Za-z_][\w:<>,\s*&]*")
 
 
 def _cpp_code_programs(source: str, tests: str) -> tuple[str, str] | None:
     """(call server, judge) for a whole program and MultiPL-E-style tests (``auto candidate = f;``), or None.
 
-    The judge program holds the source's ``#include`` and ``using namespace``
-    lines, the entry point's header with the proxy as its body, then the tests;
-    tests that call other functions of the source do not build there, and the
-    job falls back to the compiled mode.
+    The judge program holds the source's ``#include <...>`` and ``using
+    namespace`` lines (those alone), the entry point's header rebuilt from its
+    types with the proxy as its body, then the tests; tests that call other
+    functions of the source do not build there, and the job falls back to the
+    compiled mode.  The source is the sample's: nothing else of it reaches the
+    judge.
     """
     named, main = _CPP_CANDIDATE.search(tests), _CPP_MAIN.search(tests)
     if named is None or main is None:
@@ -206,11 +214,15 @@ def _cpp_code_programs(source: str, tests: str) -> tuple[str, str] | None:
     headers = list(re.finditer(r"(?:^|\n)([^\n;{}]*?\b" + re.escape(name) + r"\s*\(([^()]*)\)\s*\{)", source))
     if not headers:
         return None
-    header = headers[-1].group(1).strip()
-    entry = _cpp_entry(header)
-    if entry is None:
+    entry = _cpp_entry(headers[-1].group(1).strip())
+    params = _params(headers[-1].group(2))
+    if entry is None or params is None or "=" in headers[-1].group(2):
         return None
-    preamble = "".join(m.group(0).strip() + "\n" for m in _CPP_PREAMBLE.finditer(source))
+    ret = entry[2].split(" (*)(", 1)[0]
+    if not all(_CPP_TYPE.fullmatch(t) for t in (ret, *(t for t, _ in params))):
+        return None
+    header = f"{ret} {name}({', '.join(f'{t} {n}' for t, n in params)}) {{"
+    preamble = "".join(m.group(1) + "\n" for m in _CPP_PREAMBLE.finditer(source))
     server = source + "\n" + tests[: main.start()] + _cpp_server(name, entry[2])
     judge = _cpp_header(entry[2]) + preamble + header + _cpp_proxy(*entry) + "}\n" + tests
     return server, judge
@@ -436,7 +448,10 @@ def _js_code_programs(source: str, tests: str, ts: bool) -> tuple[str, str] | No
         return None
     head = _TS_REQUIRE if ts else ""
     server = head + source + "\n" + f"\n{_js_rpc()}\n__passatk.serve({named.group(1)});\n"
-    judge = head + _js_rpc() + m.group(1) + _js_proxy(params, ts) + tests
+    # the header rebuilt from the names alone: a default value in the sample's would run in the judge
+    typed = [f"{p}: any" if ts else p for p in params]
+    header = f"function {named.group(1)}({', '.join(typed)}){': any' if ts else ''} {{"
+    judge = head + _js_rpc() + header + _js_proxy(params, ts) + tests
     return server, judge
 
 
