@@ -433,3 +433,77 @@ class TestRewards:
             workers=1,
         )
         assert rewards == [1.0, 0.0]
+
+
+GUESS_VALIDATOR = """import sys
+secret = int(open(sys.argv[1]).read())
+for turn in range(1, 11):
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(43)
+    try:
+        guess = int(line)
+    except ValueError:
+        sys.exit(43)
+    if guess == secret:
+        print("correct", flush=True)
+        sys.exit(42)
+    print("higher" if guess < secret else "lower", flush=True)
+sys.exit(43)
+"""
+GUESS_RIGHT = r"""
+#include <cstdio>
+#include <cstring>
+int main() {
+    int lo = 1, hi = 1000; char said[16];
+    while (true) {
+        int mid = (lo + hi) / 2; printf("%d\n", mid); fflush(stdout);
+        if (scanf("%15s", said) != 1 || !strcmp(said, "correct")) return 0;
+        if (!strcmp(said, "higher")) lo = mid + 1; else hi = mid - 1;
+    }
+}
+"""
+
+
+@pytest.mark.sandbox
+class TestInteractive:
+    """An interactive validator and the program, connected through the worker; the validator decides."""
+
+    CASES = [["7\n", ""], ["500\n", ""], ["1000\n", ""]]
+
+    def _verify(self, verifier, source, language="cpp"):
+        if language != "python":
+            _need(language)
+        checker = {"source": GUESS_VALIDATOR, "type": "kattis", "interactive": True}
+        return verifier.verify([{"language": language, "source": source, "stdio": self.CASES, "checker": checker, "timeout": 2}])[
+            0
+        ]
+
+    def test_binary_search_is_accepted(self, verifier):
+        v = self._verify(verifier, GUESS_RIGHT)
+        assert (v.status, v.output["verdict"], v.pass_fraction) == ("passed", "accepted", 1.0)
+
+    def test_wrong_guesses(self, verifier):
+        """Guessing 1, 2, 3, ... runs out of turns: wrong_answer on the cases it cannot reach."""
+        src = "i = 0\nwhile True:\n    i += 1\n    print(i, flush=True)\n    if input() == 'correct':\n        break\n"
+        v = self._verify(verifier, src, "python")
+        assert [c["verdict"] for c in v.output["cases"]] == ["accepted", "wrong_answer", "wrong_answer"]
+
+    def test_forgeries(self, verifier):
+        """Printing the validator's words, exiting 42 or stopping early is never accepted."""
+        forged = [
+            '#include <cstdio>\nint main(){ puts("correct"); return 0; }',
+            "#include <cstdlib>\nint main(){ exit(42); }",
+            '#include <cstdio>\n#include <cstdlib>\nint main(){ puts("500"); fflush(stdout); exit(42); }',
+        ]
+        verdicts = [self._verify(verifier, src) for src in forged]
+        assert not any(v.passed for v in verdicts)
+        # the validator rejects "correct" as a guess; a program that ends with status 42 before the validator
+        # decides has crashed (the validator gives up only after the program's output has ended)
+        assert [v.output["verdict"] for v in verdicts] == ["wrong_answer", "run_time_error", "run_time_error"]
+
+    def test_loop_after_the_answer(self, verifier):
+        """Right, then never ending: time_limit_exceeded (Kattis's order: the program's end before the validator's word)."""
+        src = GUESS_RIGHT.replace('!strcmp(said, "correct")) return 0;', '!strcmp(said, "correct")) for(;;);')
+        v = self._verify(verifier, src)
+        assert v.output["verdict"] == "time_limit_exceeded"

@@ -667,7 +667,7 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
                     _, val_status, _ = os.wait4(pid, 0)
                     poller.unregister(pidfd)
                     order.append("validator")
-                    close_w(sub_in_w)  # the program reads end of input from here on
+                    # (its output still on its way to the program is relayed; its end closes the program's input)
                     if os.WIFEXITED(val_status) and os.WEXITSTATUS(val_status) == _KATTIS_WA and report is None:
                         send(ctrl, "stop", {})  # a wrong answer decides: no need to wait for the program
                 elif fd == ctrl.fileno():
