@@ -419,6 +419,32 @@ class TestRewards:
         bad = compute_score("codecontests", '```cpp\n#include <cstdio>\nint main(){ puts("3"); }\n```', truth, workers=1)
         assert (good["score"], bad["score"]) == (1.0, 0.0)
 
+    def test_verify_endpoint(self, verifier):
+        """POST /verify takes a contest task (language, cases, checker) and answers its verdict with per-case results."""
+        import asyncio
+
+        httpx = pytest.importorskip("httpx")
+        pytest.importorskip("starlette")
+        from passatk.serve import ServeOptions, create_app
+
+        _need("cpp")
+
+        async def ask():
+            transport = httpx.ASGITransport(app=create_app(verifier, ServeOptions()))
+            async with httpx.AsyncClient(transport=transport, base_url="http://passatk") as client:
+                checker = {"source": KATTIS_PY, "type": "kattis"}
+                tasks = [
+                    {"language": "cpp", "source": src, "stdio": CASES, "checker": checker} for src in (CPP_SUM, "int main(){}")
+                ]
+                return await client.post("/verify", json=tasks)
+
+        reply = asyncio.run(ask())
+        assert reply.status_code == 200, reply.text
+        got = reply.json()
+        assert [v["status"] for v in got] == ["passed", "failed"]
+        assert [v["output"]["verdict"] for v in got] == ["accepted", "no_output"]
+        assert len(got[0]["output"]["cases"]) == 3
+
     def test_trl_cpp_checker(self):
         from passatk.integrations.trl import code_reward
 
