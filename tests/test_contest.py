@@ -131,6 +131,13 @@ class TestVerdicts:
         assert (v.status, v.output["verdict"]) == ("timeout", "time_limit_exceeded")
         assert v.output["cases"][0]["cpu"] < 2.5  # (on a loaded machine its wall-clock limit may come first)
 
+    def test_time_limit_stops_the_cases(self, verifier):
+        """Out of time on one case, the rest are not run (they would be too): counted as failed in pass_fraction."""
+        src = '#include <iostream>\nint main(){long a,b; std::cin>>a>>b; if (a == 5) for(;;); std::cout<<a+b<<"\\n";}'
+        v = self._one(verifier, src)
+        assert [c["verdict"] for c in v.output["cases"]] == ["accepted", "time_limit_exceeded"]
+        assert v.pass_fraction == pytest.approx(1 / 3)
+
     def test_run_time_error(self, verifier):
         """A crash (signal) and a non-zero exit are run_time_error."""
         for src in ("int main(){ int *p = 0; *p = 1; return 0; }", "int main(){ return 3; }"):

@@ -828,8 +828,8 @@ def run_cases(job, cfg, zyg):
                     passed += 1
                     continue
                 first = first or (verdict, f"case {name}: {detail}" if detail else f"case {name}")
-                if not job.get("all_cases") or verdict in ("judge_error",) or not report:
-                    break  # (no report: the sample's process cannot run another case)
+                if not job.get("all_cases") or verdict in ("judge_error", "time_limit_exceeded") or not report:
+                    break  # (out of time: it would be on every case, as stdio jobs stop; no report: no process to run more)
     finally:
         ctrl.close()
         zyg.finish(_GRACE, linger=0.5)
