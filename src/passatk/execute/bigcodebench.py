@@ -212,8 +212,18 @@ def __passatk_bigcodebench_case(name, _cache={}):
         result = _unittest.TestResult()
         _unittest.TestLoader().loadTestsFromTestCase(TestCases).run(result)
         _cache["result"] = {t.id().split(".")[-1]: trace for t, trace in result.failures + result.errors}
-    trace = _cache["result"].get(name)
+    failed, trace = _cache["result"], _cache["result"].get(name)
     if trace is not None:
         lines = [line for line in trace.strip().splitlines() if line.strip()]
-        raise AssertionError(name + ": " + (lines[-1].strip() if lines else "failed"))
+        more = ""
+        if len(failed) > 1:
+            total = _unittest_count(TestCases)
+            more = f" ({len(failed)} of {total} tests failed: {', '.join(sorted(failed))})"
+        raise AssertionError(name + ": " + (lines[-1].strip() if lines else "failed") + more)
+
+
+def _unittest_count(cases):
+    import unittest as _unittest
+
+    return _unittest.TestLoader().loadTestsFromTestCase(cases).countTestCases()
 """

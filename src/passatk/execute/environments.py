@@ -469,7 +469,10 @@ def environment_path(results: str | os.PathLike) -> Path:
 def write_environment(results: str | os.PathLike, environment: Environment) -> Path:
     """Write ``environment.record()`` beside the results file ``results`` (atomically)."""
     path = environment_path(results)
+    from passatk._files import user_file_mode
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.fchmod(fd, user_file_mode())  # as the results file beside it, not mkstemp's 0600
     with os.fdopen(fd, "w") as fh:
         json.dump(environment.record(), fh, indent=1)
     os.replace(tmp, path)
