@@ -197,3 +197,18 @@ def test_codegen_count_no_longer_depends_on_passatk_environment():
     assert before.status_counts == {"passed": 15}
     assert after.status_counts == {"error": 15}
     assert all("ModuleNotFoundError: No module named" in r["result"] for r in after.records)
+
+
+def test_serve_health_reports_the_environment(tiny_env):
+    """passatk serve --python: /health says which environment programs run in."""
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from passatk.serve import ServeOptions, create_app
+
+    with Verifier(workers=1, python=str(tiny_env)) as verifier:
+        client = TestClient(create_app(verifier, ServeOptions(python=str(tiny_env))))
+        health = client.get("/health").json()
+        assert health["environment"]["distributions"] == ["fakepkg==1.2"]
+        task = {"source": "import fakepkg\ndef f(): return fakepkg.VALUE", "tests": "assert f() == 3"}
+        assert client.post("/verify", json=task).json()["status"] == "passed"
