@@ -115,3 +115,32 @@ def test_hangman_is_refused_by_name(shared_data):
         pytest.skip(f"{path} is absent")
     with pytest.raises(contest.JudgeError, match=r"hangman/problem.yaml: multi-pass"):
         contest.load_package(path)
+
+
+def test_cli(shared_data):
+    """passatk judge: a table saying how many agree, and --json a record per submission with verdict and expected."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from passatk.cli import app
+
+    path = shared_data / "contest" / "kattis" / "examples" / "hello"
+    if not path.is_dir():
+        pytest.skip(f"{path} is absent")
+    try:
+        plan_sandbox("bwrap", quiet=True)
+    except SandboxError as exc:
+        pytest.skip(f"bubblewrap does not work on this machine: {exc}")
+    runner = CliRunner()
+    table = runner.invoke(app, ["judge", str(path), "--workers", "1"], env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    assert "7 of 7 submissions with an expected verdict got one of theirs." in table.output
+    one = path / "submissions" / "wrong_answer" / "hello.cc"
+    out = runner.invoke(app, ["judge", str(path), str(one), "--json", "--workers", "1"])
+    assert out.exit_code == 0, out.output
+    (rec,) = [json.loads(line) for line in out.output.splitlines() if line.startswith("{")]
+    assert (rec["verdict"], rec["expected"], rec["agrees"]) == ("wrong_answer", ["wrong_answer"], True)
+    assert rec["cases"][0]["case"] == "secret/hello"
+    missing = runner.invoke(app, ["judge", str(path / "nope")])
+    assert missing.exit_code != 0 and "not a problem package" in missing.output

@@ -607,8 +607,7 @@ def _scalar(text: str):
 
 
 def _simple_yaml(text: str, path: Path) -> dict:
-    """The mappings (two levels) and scalars of a ``problem.yaml``, without PyYAML (tested in tests/test_contest.py).
-    """
+    """The mappings (two levels) and scalars of a ``problem.yaml``, without PyYAML (tested in tests/test_contest.py)."""
     out: dict = {}
     parent = None
     for raw in text.splitlines():
@@ -815,6 +814,12 @@ def submissions(package: str | os.PathLike) -> list[Submission]:
     return found
 
 
+def _folder_of(path: Path) -> str | None:
+    """The verdict folder a submission given by path sits in (``submissions/<verdict>/``), if any."""
+    parent = path.resolve().parent
+    return parent.name if parent.parent.name == "submissions" or parent.name in _FOLDERS else None
+
+
 def submission(path: str | os.PathLike, folder: str | None = None, entry: str | None = None) -> Submission:
     """One submission: a source file, or a folder of files (its entry point the one file in a known language, or ``main.*``)."""
     path = Path(path)
@@ -1019,7 +1024,7 @@ def judge(
     from passatk.execute.verifier import Verifier
 
     prob = problem if isinstance(problem, ContestProblem) else load_package(problem)
-    subs = submissions(prob.path) if paths is None else [submission(p) for p in paths]
+    subs = submissions(prob.path) if paths is None else [submission(p, _folder_of(Path(p))) for p in paths]
     records, tasks, where = [], [], []
     for sub in subs:
         rec = {"submission": str(sub.path), "language": sub.language}
