@@ -296,6 +296,7 @@ _ACCEPTED = {"cpp": {"CPP/23"}, "java": set(), "nodejs": set()}  # broken varian
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # two builds a problem on two busy cores
 @pytest.mark.parametrize("lang", ["cpp", "java", "nodejs"])
 def test_humaneval_x_canonical_and_broken(shared_data, lang):
     """Every third HumanEval-X canonical solution passes judged (but the known failures); broken variants fail."""
@@ -313,6 +314,7 @@ def test_humaneval_x_canonical_and_broken(shared_data, lang):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # tsc takes seconds a program, twice a problem
 @pytest.mark.parametrize("lang", ["cpp", "java", "nodejs", "typescript"])
 def test_multiple_trivial_bodies_fail(shared_data, lang):
     """Every third MultiPL-E prompt with a trivial body fails judged, and no job falls into a sandbox error."""
