@@ -23,7 +23,7 @@ class TestCases(unittest.TestCase):
     def test_a_zero(self):
         self.assertEqual(task_func(0), 0)
     def test_c_type(self):
-        self.assertIsInstance(task_func(1), int)
+        self.assertGreater(task_func(1), 0)
 """
 RECORD = {
     "task_id": "Mine/0",

@@ -41,6 +41,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -58,12 +59,23 @@ _SHARED_STATE = re.compile(
     r"capture|stdout|stderr|seed|random|plt\.|environ|sqlite|socket|time\.|datetime\.now|logging"
 )
 
+# Tests that compare or pass objects only the program's process has (a DataFrame, an Axes, a generator,
+# a datetime, a class of a library): the judge would see references, not the objects (measured on the
+# canonical solutions: every split failure of BigCodeBench/0-299 had one of these).
+_NOT_PLAIN = re.compile(
+    r"isinstance|IsInstance|DataFrame|Series|\bpd\.|\bnp\.|numpy|pandas|matplotlib|Axes|datetime|generator|django|json"
+)
+
 # The reference's program runs with these names in its globals (bigcodebench.eval.unsafe_execute).
 _GLOBALS = "import sys, os; environ = os.environ\n"
 _RUNNER = r"""
 
 def __passatk_bigcodebench(names, report_fd):
     import json as _json, os as _os, unittest as _unittest
+    import sys as _sys, types as _types
+    module = _types.ModuleType("__test__")  # as the reference registers it: pickle finds the program's functions
+    module.__dict__.update(globals())
+    _sys.modules["__test__"] = module
     result = _unittest.TestResult()
     _unittest.TestLoader().loadTestsFromTestCase(TestCases).run(result)
     failed = {}
@@ -104,7 +116,7 @@ def split_allowed(test: str) -> bool:
     >>> split_allowed("class TestCases:\\n    @patch('requests.get')\\n    def test_a(self, g):\\n        task_func()")
     False
     """
-    return not _SHARED_STATE.search(test)
+    return not _SHARED_STATE.search(test) and not _NOT_PLAIN.search(test)
 
 
 def _imports(code: str) -> dict[str, str]:
@@ -151,7 +163,7 @@ def problem_of(rec: Mapping, tid: str):
         "test": rec["test"],
         "entry_point": rec["entry_point"],
         "names": test_names(rec["test"]),
-        "split": split_allowed(rec["test"]),
+        "split": split_allowed(rec["test"]) and all(lib in sys.stdlib_module_names for lib in libs),
         "libs": list(libs),
     }
     return Problem(tid, "bigcodebench", spec)
