@@ -290,7 +290,7 @@ class TestNames:
 
     def test_unknown_language(self):
         """An unknown language is a ValueError listing the known ones."""
-        with pytest.raises(ValueError, match="`language` must be one of python, cpp, java, nodejs"):
+        with pytest.raises(ValueError, match="`language` must be one of python, cpp, c, java, nodejs"):
             languages.resolve("cobol")
 
     def test_missing_toolchain_names_the_package(self, monkeypatch):
