@@ -474,6 +474,18 @@ def _collect(ctrl, zyg, out_r, err_r, limit, wall):
     out, err = bytearray(), bytearray()
     exceeded, report = False, None
     deadline = time.monotonic() + wall
+
+    def take(fd, chunk):  # stderr's tail kept; stdout kept up to the limit, then dropped
+        nonlocal exceeded
+        if fd == err_r:
+            err.extend(chunk)
+            del err[:-_TAIL]
+        elif not exceeded:
+            out.extend(chunk)
+            if len(out) > limit:
+                exceeded = True
+                out.clear()
+
     try:
         while report is None and (left := deadline - time.monotonic()) > 0:
             for fd, _ in poller.poll(left * 1000):
@@ -481,14 +493,8 @@ def _collect(ctrl, zyg, out_r, err_r, limit, wall):
                     chunk = os.read(fd, 1 << 16)
                     if not chunk:
                         poller.unregister(fd)
-                    elif fd == err_r:
-                        err += chunk
-                        del err[:-_TAIL]
-                    elif not exceeded:
-                        out += chunk
-                        if len(out) > limit:
-                            exceeded = True
-                            out.clear()
+                    else:
+                        take(fd, chunk)
                 elif fd == ctrl.fileno():
                     try:
                         name, data, extra = receive(ctrl)
@@ -510,14 +516,7 @@ def _collect(ctrl, zyg, out_r, err_r, limit, wall):
                         break
                     if not chunk:
                         break
-                    if fd == err_r:
-                        err += chunk
-                        del err[:-_TAIL]
-                    elif not exceeded:
-                        out += chunk
-                        if len(out) > limit:
-                            exceeded = True
-                            out.clear()
+                    take(fd, chunk)
     finally:
         os.close(out_r)
         os.close(err_r)

@@ -61,7 +61,7 @@ from . import supervise
 from .channel import memfd
 from .rawrun import OUTPUT_LIMIT as RAW_LIMIT
 
-__all__ = ["first_error", "judge", "run_program"]
+__all__ = ["first_error", "judge", "run_program", "step_reports"]
 
 OUTPUT_LIMIT = 4 << 20  # bytes of stdout or stderr read from a run; past it the run is stopped
 _GRACE = 10.0
@@ -224,15 +224,21 @@ def run_program(job, cfg, zyg):
     readers = [(out_r, OUTPUT_LIMIT, "head"), (err_r, OUTPUT_LIMIT, "head"), (rep_r, 1 << 20, "head")]
     waited, ran = zyg.collect(readers, wall, _GRACE)
     out, err, said = waited.buffers
+    reports = step_reports(said)
+    verdict = _decide(job, steps, reports, waited.how, ran, out, err)
+    extra = [_output(steps, reports, out, err)] if job.get("output") else []
+    return (verdict, ran["cpu"], ran["wall"], None, *extra)
+
+
+def step_reports(said):
+    """The build steps' reports, one JSON line each, up to the first line that is not one."""
     reports = []
     for line in said.splitlines():
         try:
             reports.append(json.loads(line))
         except ValueError:
             break
-    verdict = _decide(job, steps, reports, waited.how, ran, out, err)
-    extra = [_output(steps, reports, out, err)] if job.get("output") else []
-    return (verdict, ran["cpu"], ran["wall"], None, *extra)
+    return reports
 
 
 def _decide(job, steps, reports, waited_how, ran, out, err):

@@ -181,12 +181,7 @@ def run_judged(job, cfg, zyg):
         for fd in (out_r, err_r, rep_r, jerr_r):
             os.close(fd)
         cfg["judge"].scratch.wipe()
-    reports = []
-    for line in said.splitlines():
-        try:
-            reports.append(json.loads(line))
-        except ValueError:
-            break
+    reports = compiled.step_reports(said)
     verdict = _decide(s_steps, reports, outcome, ran, outcome.buffers[3], outcome.buffers[1])
     return verdict, outcome.cpu + ran["cpu"], outcome.wall, None, None, True
 
