@@ -264,7 +264,7 @@ ERRORS = [
     ({"memory_mb": 10}, r"`memory_mb` must be None or an integer >= 64; got memory_mb=10"),
     (
         {"dataset": "nope"},
-        r"`dataset` must be one of humaneval, mbpp, apps, livecodebench, humaneval-x, multipl-e, minif2f-metamath, bigcodebench; got 'nope'",
+        r"`dataset` must be one of humaneval, mbpp, apps, livecodebench, humaneval-x, multipl-e, minif2f-metamath, bigcodebench, contest; got 'nope'",
     ),
     ({"sandbox": "docker"}, r"`sandbox` must be one of auto, bwrap, process; got 'docker'"),
     ({"workers": 0}, r"`workers` must be an integer >= 1; got workers=0"),
