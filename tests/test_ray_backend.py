@@ -72,6 +72,7 @@ def _running(pid: int, start: int) -> bool:
 def cluster():
     """A 2-CPU local cluster on loopback for the module; afterwards nothing it started may survive."""
     started: dict[int, tuple[str, int]] = {}
+    before = set(_descendants(os.getpid()))  # what earlier tests keep running is not the cluster's
     with ray_session(num_cpus=2) as ray:
         info = ray.get_runtime_context().gcs_address
         assert info.startswith("127.0.0.1:"), info
@@ -79,6 +80,7 @@ def cluster():
         started.update(_descendants(os.getpid()))
         yield {"ray": ray, "address": info, "seen": started}
         started.update(_descendants(os.getpid()))
+    started = {p: v for p, v in started.items() if p not in before}
     assert {"gcs_server", "raylet"} <= {name for name, _ in started.values()}, started
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and any(_running(p, s) for p, (_, s) in started.items()):

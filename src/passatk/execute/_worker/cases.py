@@ -450,7 +450,7 @@ def _oom(report, stderr, memory_bytes):
 
 def _ended(report, stderr, memory_bytes):
     """The verdict of a run that did not end well (time, memory, crash), or None."""
-    if report["how"] == "timeout":
+    if report["how"] == "timeout" or report.get("signal") == signal.SIGXCPU:  # (the CPU limit's signal, when it came first)
         return "time_limit_exceeded", f"CPU {report['cpu']:.2f} s"
     if report.get("signal") is not None or report.get("code") not in (0, None):
         what = f"killed by signal {report['signal']}" if report.get("signal") is not None else f"exit status {report['code']}"
