@@ -916,6 +916,8 @@ def code_tests_job(language: str, source: str, tests: str, *, judged: bool = Tru
     program that calls the program's ``f`` over a channel instead (see
     :mod:`passatk.execute.judged`); any other job says ``"judged": False``.
 
+    Examples
+    --------
     >>> code_tests_job("nodejs", "const f = x => x + 1;", "console.assert(f(1) === 2);")["rule"]["forbid"]
     ('Assertion failed',)
     """
