@@ -49,7 +49,7 @@ import signal
 
 from . import supervise
 
-__all__ = ["OUTPUT_LIMIT", "run"]
+__all__ = ["OUTPUT_LIMIT", "place", "run"]
 
 OUTPUT_LIMIT = 64 << 10  # bytes of a build step's output kept; past it the step is stopped
 PROOF_LIMIT = 64 << 10  # bytes a run may write on its proof descriptor; past it the run is stopped
@@ -135,13 +135,8 @@ def _step(step, path, run_streams, call=None):
     }
 
 
-def run(source, report_fd, spec):
-    """Write the program, run the recipe's steps, report each; never returns."""
-    cwd = os.getcwd()
-    if spec.get("workdir"):  # a fixed directory (in the sandbox's private /tmp, wiped after each run)
-        cwd = spec["workdir"]
-        os.mkdir(cwd, 0o700)
-        os.chdir(cwd)
+def place(cwd, source, spec):
+    """Write the program and what ``spec`` puts beside it (dirs, harness files, links, copies) into ``cwd``; the program's path."""
     path = os.path.join(cwd, spec["file"])
     for name in (".tmp", *spec.get("dirs", ())):
         os.makedirs(os.path.join(cwd, name), exist_ok=True)
@@ -158,6 +153,17 @@ def run(source, report_fd, spec):
             shutil.copytree(original, os.path.join(cwd, name), symlinks=True)
         else:
             shutil.copyfile(original, os.path.join(cwd, name))
+    return path
+
+
+def run(source, report_fd, spec):
+    """Write the program, run the recipe's steps, report each; never returns."""
+    cwd = os.getcwd()
+    if spec.get("workdir"):  # a fixed directory (in the sandbox's private /tmp, wiped after each run)
+        cwd = spec["workdir"]
+        os.mkdir(cwd, 0o700)
+        os.chdir(cwd)
+    path = place(cwd, source, spec)
     os.set_inheritable(report_fd, False)
     call = spec.get("call_fd")
     for i, step in enumerate(spec["steps"]):
