@@ -482,6 +482,23 @@ def truncate(completion: str, stop_tokens: Iterable[str]) -> str:
     return completion[:cut]
 
 
+def go_parts(spec: Mapping, completion: str) -> tuple[str, str, str]:
+    """A HumanEval-X Go program's head as CodeGeeX assembles it: (test_setup, the completion's imports, the prompt).
+
+    The prompt loses its own ``import``; the packages of a short list that the
+    completion names (``strings.``) and the setup does not import get an
+    import block of their own.
+
+    >>> go_parts({"test_setup": 'package main\\nimport "testing"\\n', "prompt": "func F() int {\\n"}, "return len(strings.Fields(fmt.Sprint(1)))")[1]
+    'import (\\n"strings"\\n    "fmt"\\n)\\n'
+    """
+    setup = spec.get("test_setup", "")
+    prompt = spec["prompt"].replace(spec.get("import", ""), "")
+    other = [f'"{pkg}"' for pkg in _GO_HELPERS if pkg not in setup and pkg.split("/")[-1] + "." in completion]
+    imports = ("import (\n" + "    ".join(p + "\n" for p in other) + ")\n") if other else ""
+    return setup, imports, prompt
+
+
 def _humaneval_x_program(lang: str, spec: Mapping, completion: str) -> str:
     """The program text as CodeGeeX's ``process_humaneval_test`` assembles it."""
     prompt, test = spec["prompt"], spec["test"]
@@ -491,10 +508,7 @@ def _humaneval_x_program(lang: str, spec: Mapping, completion: str) -> str:
     if lang in ("java", "nodejs"):
         return prompt + completion + "\n" + test
     if lang == "go":
-        setup = spec.get("test_setup", "")
-        prompt = prompt.replace(spec.get("import", ""), "")
-        other = [f'"{pkg}"' for pkg in _GO_HELPERS if pkg not in setup and pkg.split("/")[-1] + "." in completion]
-        imports = ("import (\n" + "    ".join(p + "\n" for p in other) + ")\n") if other else ""
+        setup, imports, prompt = go_parts(spec, completion)
         return setup + "\n" + imports + prompt + completion + "\n" + test
     if lang == "rust":
         return "\nfn main(){ \n } \n" + spec["declaration"] + prompt + completion + _rust_tests(test)[0]
