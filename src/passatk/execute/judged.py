@@ -58,8 +58,10 @@ __all__ = ["JUDGED_LANGUAGES", "code_tests_judged", "judged_job"]
 
 JUDGED_LANGUAGES = (
     "cpp",
+    "go",
     "java",
     "nodejs",
+    "rust",
     "typescript",
 )  # languages with a call server and a judge program; the others stay compiled
 _HERE = Path(__file__).with_name("_callserver")
@@ -253,11 +255,19 @@ def judged_job(spec: Mapping, completion: str, compiled: dict) -> dict | None:
     lang = spec["language"]
     if lang not in JUDGED_LANGUAGES:
         return None
+    if lang in ("go", "rust"):
+        made = (_go_programs if lang == "go" else _rust_programs)(spec, completion)
+        return None if made is None else _job(lang, *made[:2], compiled, harness=made[2:])
     programs = {"cpp": _cpp_programs, "java": _java_programs}.get(lang, _js_programs)(spec, completion)
     return None if programs is None else _job(lang, *programs, compiled)
 
 
-def _job(lang: str, server: str, judge: str, compiled: dict) -> dict | None:
+def _job(lang: str, server: str, judge: str, compiled: dict, harness: tuple[dict, dict] = ({}, {})) -> dict | None:
+    """The judged job of two programs built with the compiled job's recipe.
+
+    ``harness``: the files written beside the call server's and the judge's
+    program (Go's call channel, in the test file the recipe builds with).
+    """
     steps = [dict(s) for s in compiled["steps"]]
     if [s["phase"] for s in steps].count("run") != 1 or steps[-1]["phase"] != "run":
         return None
@@ -287,14 +297,16 @@ def _job(lang: str, server: str, judge: str, compiled: dict) -> dict | None:
                     step["argv"] = [*step["argv"][:at], runtime, *step["argv"][at:]]
     else:
         return None
-    sample = {**compiled, "source": server, "steps": [*steps[:-1], {**run, "call": True}], "rule": {}}
-    return {
-        "kind": "judged",
-        "language": lang,
-        "sample": sample,
-        "judge": {"source": judge, "file": compiled["file"], "steps": steps, "keep": keep},
-        "fallback": compiled,
-    }
+    server_steps = [{k: v for k, v in s.items() if k != "proof"} for s in steps]  # the channel is descriptor 3
+    if lang == "rust":  # the call server has a main of its own, not libtest's
+        server_steps[:-1] = [{**s, "argv": [a for a in s["argv"] if a != "--test"]} for s in server_steps[:-1]]
+    sample = {**compiled, "source": server, "steps": [*server_steps[:-1], {**server_steps[-1], "call": True}], "rule": {}}
+    judged = {"source": judge, "file": compiled["file"], "steps": steps, "keep": keep}
+    if harness[0]:
+        sample["harness"] = harness[0]
+        judged["harness"] = harness[1]
+    judged.update({k: compiled[k] for k in ("copies", "workdir") if k in compiled})  # Go's module, where it is built
+    return {"kind": "judged", "language": lang, "sample": sample, "judge": judged, "fallback": compiled}
 
 
 # --------------------------------------------------------------------------- #
@@ -475,3 +487,227 @@ def _js_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
     server = head + spec["prompt"] + body + "\n" + serve
     judge = head + _js_rpc() + spec["prompt"] + proxy + spec["tests"]
     return server, judge
+
+
+# --------------------------------------------------------------------------- #
+# Go
+# --------------------------------------------------------------------------- #
+# Go's programs are built as the compiled mode builds them (``go test -c`` of the program and
+# passatk's test file, languages.GO_HARNESS); in judged mode that file holds the call channel
+# (passatk_rpc.go), and, beside the call server, a TestMain that answers calls instead of testing.
+_GO_TOKEN = re.compile(r"""//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|`[^`]*`|'(?:[^'\\\n]|\\.)*'""", re.S)
+_GO_ANY = re.compile(r"interface\s*\{\s*\}")
+_GO_HEADER = re.compile(r"(?:^|\n)func\s+(\w+)\s*\(([^()]*)\)\s*([^{}()\n]*?)\s*\{\s*$")
+_GO_IMPORTS = re.compile(r"\bimport\s*(?:\(([^()]*)\)|((?:[\w.]+\s+)?\"[^\"\n]*\"))")
+_GO_SPEC = re.compile(r"(?:([\w.]+)[ \t]+)?\"([^\"\n]+)\"")
+_GO_BASIC = frozenset(
+    "bool string int int8 int16 int32 int64 uint uint8 uint16 uint32 uint64 float32 float64 rune byte any".split()
+)
+
+
+@cache
+def _go_rpc() -> str:
+    return (_HERE / "passatk_rpc.go").read_text(encoding="utf-8")
+
+
+def _go_code(text: str) -> str:
+    """``text`` with its comments and literals blanked and ``interface{}`` written ``any`` (the same length)."""
+    code = _GO_TOKEN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    return _GO_ANY.sub(lambda m: "any".ljust(len(m.group(0))), code)
+
+
+def _go_type(text: str) -> bool:
+    """Whether the channel carries a Go type: numbers, strings, booleans, ``interface{}``, and slices, arrays and maps of them.
+
+    >>> _go_type("map[string][]any"), _go_type("[2]float64"), _go_type("*int"), _go_type("struct")
+    (True, True, False, False)
+    """
+    text = text.strip()
+    if text in _GO_BASIC:
+        return True
+    sliced = re.fullmatch(r"\[\d*\]\s*(\S.*)", text, re.S)
+    if sliced:
+        return _go_type(sliced.group(1))
+    if text.startswith("map["):
+        depth = 0
+        for i in range(3, len(text)):
+            depth += (text[i] == "[") - (text[i] == "]")
+            if depth == 0:
+                return _go_type(text[4:i]) and _go_type(text[i + 1 :])
+    return False
+
+
+def _go_entry(text: str) -> tuple[str, list[str], str] | None:
+    """The function whose body ``text`` opens: its name, its parameters' names and its result type; or None.
+
+    None as well where a parameter or the result has a type the channel does
+    not carry, or where the function returns more or fewer than one value.
+
+    >>> _go_entry("// Add\\nfunc Add(x, y int, s []string) map[rune]interface{} {\\n")
+    ('Add', ['x', 'y', 's'], 'map[rune]interface{}')
+    """
+    code = _go_code(text)
+    m = _GO_HEADER.search(code)
+    if m is None or not _go_type(m.group(3)):
+        return None
+    names, typed = [], True
+    for part in m.group(2).split(",") if m.group(2).strip() else []:
+        bits = part.split(None, 1)
+        if not bits or not re.fullmatch(r"[A-Za-z_]\w*", bits[0]) or bits[0] == "_":
+            return None
+        names.append(bits[0])
+        typed = len(bits) == 2
+        if typed and not _go_type(bits[1]):
+            return None
+    return (m.group(1), names, text[m.start(3) : code.rindex("{", 0, m.end())].strip()) if typed else None
+
+
+def _go_imports(text: str) -> str:
+    """``text`` with each import its code does not use made blank (``_ "path"``): Go does not build a program with an unused import.
+
+    The call server leaves the tests out, and the judge the sample's body, and
+    with them the uses of some of the prompt's imports.
+
+    >>> print(_go_imports('package p\\n\\nimport (\\n    "fmt"\\n    "testing"\\n)\\n\\nvar s = fmt.Sprint(1) // testing.T\\n'))
+    package p
+    <BLANKLINE>
+    import (
+        "fmt"
+        _ "testing"
+    )
+    <BLANKLINE>
+    var s = fmt.Sprint(1) // testing.T
+    <BLANKLINE>
+    """
+    code = _go_code(text)
+    decls = list(_GO_IMPORTS.finditer(code))
+    if not decls:
+        return text
+    used = code[decls[-1].end() :]
+    out, at = [], 0
+    for decl in decls:
+        start = decl.start(1) if decl.group(1) is not None else decl.start(2)
+        for spec in _GO_SPEC.finditer(text, start, decl.end()):
+            name = spec.group(1) or spec.group(2).rsplit("/", 1)[-1]
+            if name not in ("_", ".") and not re.search(r"\b" + re.escape(name) + r"\s*\.", used):
+                out += [text[at : spec.start()], f'_ "{spec.group(2)}"']
+                at = spec.end()
+    return "".join(out) + text[at:]
+
+
+def _go_proxy(name: str, params: list[str], ret: str) -> str:
+    args = "".join(", " + p for p in params)
+    return f"\n\tvar passatkResult {ret}\n\tpassatkCall({name}, &passatkResult{args})\n\treturn passatkResult\n}}\n"
+
+
+def _go_programs(spec: Mapping, completion: str) -> tuple[str, str, dict, dict] | None:
+    """(the call server's program, the judge's program, their harness files) of a Go problem, or None."""
+    from passatk.execute.languages import GO_HARNESS, go_parts, truncate
+
+    trusted = spec.get("test_setup", "") if spec["format"] == "humaneval-x" else spec["prompt"]
+    package = re.search(r"^\s*package\s+(\w+)", trusted, re.M)
+    if spec["format"] == "humaneval-x":
+        setup, imports, prompt = go_parts(spec, completion)
+        entry = _go_entry(prompt)
+        if entry is None or package is None:
+            return None
+        server = setup + "\n" + imports + prompt + completion + "\n"
+        judge = setup + "\n" + prompt + _go_proxy(*entry) + spec["test"]
+    else:
+        entry = _go_entry(spec["prompt"])
+        if entry is None or package is None:
+            return None
+        server = spec["prompt"] + truncate(completion, spec.get("stop_tokens", ())) + "\n"
+        judge = spec["prompt"] + _go_proxy(*entry) + spec["tests"]
+    rpc = f"package {package.group(1)}\n\n{_go_rpc()}"
+    serve = f"\nfunc TestMain(m *testing.M) {{ passatkServeMain(m, {entry[0]}) }}\n"
+    return _go_imports(server), _go_imports(judge), {GO_HARNESS: rpc + serve}, {GO_HARNESS: rpc}
+
+
+# --------------------------------------------------------------------------- #
+# Rust
+# --------------------------------------------------------------------------- #
+# Both programs end with the module passatk_rpc (passatk_rpc.rs); the call server's main is
+# generated from the entry point's parameter types, the judge's proxy from their names.
+_RS_HEADER = re.compile(r"(?:^|\n)[ \t]*(?:pub\s+)?fn\s+(\w+)\s*\(((?:[^()]|\([^()]*\))*)\)\s*(?:->\s*([^{};]+?))?\s*\{\s*$")
+
+
+@cache
+def _rs_rpc() -> str:
+    return (_HERE / "passatk_rpc.rs").read_text(encoding="utf-8")
+
+
+def _rs_split(params: str) -> list[str]:
+    parts, depth, at = [], 0, 0
+    for i, ch in enumerate(params):
+        depth += (ch in "<([") - (ch in ">)]")
+        if ch == "," and depth == 0:
+            parts.append(params[at:i])
+            at = i + 1
+    parts.append(params[at:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _rs_entry(text: str) -> tuple[str, list[tuple[str, str]]] | None:
+    """The function whose body ``text`` opens (comments and strings aside): its name and ``(name, type)`` of each parameter; or None.
+
+    >>> _rs_entry("fn f(a: &str, mut v: Vec<(i32, f64)>) -> bool {\\n/* doc */\\n")
+    ('f', [('a', '&str'), ('v', 'Vec<(i32, f64)>')])
+    """
+    from passatk.execute.languages import _rust_code
+
+    m = _RS_HEADER.search(_rust_code(text))
+    if m is None:
+        return None
+    params = []
+    for part in _rs_split(text[m.start(2) : m.end(2)]):
+        found = re.fullmatch(r"(?:mut\s+)?([A-Za-z_]\w*)\s*:\s*(\S.*)", part, re.S)
+        if found is None:
+            return None
+        params.append((found.group(1), found.group(2).strip()))
+    return m.group(1), params
+
+
+def _rs_server(name: str, params: list[tuple[str, str]]) -> str:
+    """The call server's ``main``: each argument decoded into its parameter's type (a reference's target owned), the result encoded."""
+    lets, args = [], []
+    for i, (_, kind) in enumerate(params):
+        kind = re.sub(r"'(?!static\b)\w+\s*", "", kind)  # a lifetime of the signature's own
+        ref = re.fullmatch(r"&\s*(mut\s+)?(.+)", kind, re.S)
+        if ref is not None and ref.group(2).strip() != "str":
+            owned = ref.group(2).strip()
+            owned = f"Vec<{owned[1:-1]}>" if owned.startswith("[") and ";" not in owned else owned
+            mut = "mut " if ref.group(1) else ""
+            lets.append(f"let {mut}a{i}: {owned} = passatk_rpc::Dec::dec(&a[{i}])?;")
+            args.append(f"&{mut}a{i}")
+        else:
+            lets.append(f"let a{i}: {kind} = passatk_rpc::Dec::dec(&a[{i}])?;")
+            args.append(f"a{i}")
+    body = " ".join([f"passatk_rpc::arity(a, {len(params)})?;", *lets, f"Ok(passatk_rpc::enc(&{name}({', '.join(args)})))"])
+    return f"\nfn main() {{\n    passatk_rpc::serve(|a: &[passatk_rpc::J]| {{ {body} }});\n}}\n"
+
+
+def _rs_proxy(params: list[tuple[str, str]]) -> str:
+    return f"\n    passatk_rpc::call(&[{', '.join(f'passatk_rpc::enc(&{n})' for n, _ in params)}])\n"
+
+
+def _rust_programs(spec: Mapping, completion: str) -> tuple[str, str, dict, dict] | None:
+    """(the call server's program, the judge's program, no harness files) of a Rust problem, or None."""
+    from passatk.execute.languages import _RS_MAIN, _rust_code, truncate
+
+    if spec["format"] == "humaneval-x":
+        head = spec["declaration"] + spec["prompt"]
+        entry = _rs_entry(head)
+        if entry is None:
+            return None
+        server = head + completion + "\n" + _rs_server(*entry)
+        judge = "\nfn main(){ \n } \n" + head + _rs_proxy(entry[1]) + "}\n" + spec["test"]
+    else:
+        prompt, tests = spec["prompt"], spec["tests"]
+        entry, main = _rs_entry(prompt), _RS_MAIN.search(_rust_code(tests))
+        if entry is None or main is None:
+            return None
+        body = truncate(completion, spec.get("stop_tokens", ()))
+        server = prompt + body + "\n" + tests[: main.start()] + _rs_server(*entry)
+        judge = prompt + _rs_proxy(entry[1]) + tests
+    return server + "\n" + _rs_rpc(), judge + "\n" + _rs_rpc(), {}, {}

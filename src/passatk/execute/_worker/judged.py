@@ -4,7 +4,8 @@ The job (made by :mod:`passatk.execute.judged`)::
 
     {"kind": "judged", "language": "cpp",
      "sample": {a ``program`` job: the call server's source, file, steps (build..., run with "call")},
-     "judge": {"source": the tests and the proxy, "file": "test.cpp", "steps": [...], "keep": ["test"]},
+     "judge": {"source": the tests and the proxy, "file": "test.cpp", "steps": [...], "keep": ["test"],
+               optional "harness", "copies", "workdir" as in a ``program`` job (Go)},
      "fallback": {the compiled-mode ``program`` job}}
 
 The judge program is trusted code (the benchmark's tests, the trusted prompt,
@@ -52,14 +53,13 @@ BROKEN = 3  # the proxy's exit status when the sample's process ended or broke t
 
 def _build_judge(judge, cfg):
     """The judge program's files, built once per problem by the worker (trusted code), or the build's error."""
-    key = hashlib.sha256(json.dumps([judge["source"], judge["file"], judge["steps"], judge["keep"]]).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps(judge, sort_keys=True).encode()).hexdigest()
     if key in _BUILT:
         return _BUILT[key]
-    work = os.path.join(cfg["cwd"], "build-" + key[:16])
-    os.makedirs(os.path.join(work, ".tmp"), exist_ok=True)
-    path = os.path.join(work, judge["file"])
-    with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
-        fh.write(judge["source"])
+    # Go's module is built in a fixed directory of the sandbox's own /tmp, as the sample's program is (after this)
+    work = judge.get("workdir") or os.path.join(cfg["cwd"], "build-" + key[:16])
+    os.makedirs(work, exist_ok=True)
+    path = steps.place(work, judge["source"], judge)
     here = os.getcwd()
     os.chdir(work)
     try:
@@ -151,7 +151,7 @@ def run_judged(job, cfg, zyg):
     spec = {
         "file": sample["file"],
         "steps": s_steps,
-        **{k: sample[k] for k in ("links", "dirs", "copies", "workdir") if k in sample},
+        **{k: sample[k] for k in ("links", "dirs", "copies", "workdir", "harness") if k in sample},
     }
     try:
         try:
