@@ -10,6 +10,8 @@ no recipe for.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from passatk.execute import SandboxError, contest, plan_sandbox
@@ -135,7 +137,8 @@ def test_cli(shared_data):
     runner = CliRunner()
     table = runner.invoke(app, ["judge", str(path), "--workers", "1"], env={"NO_COLOR": "1", "COLUMNS": "200"})
     assert table.exit_code == 0, table.output
-    assert "7 of 7 submissions with an expected verdict got one of theirs." in table.output
+    assert "7 of 7 submissions with an expected verdict got one of theirs." in table.output, table.output
+    assert re.search(r"hello: 1 cases, \d+ s \(5 × the slowest accepted case\), 512 MiB", table.output), table.output
     one = path / "submissions" / "wrong_answer" / "hello.cc"
     out = runner.invoke(app, ["judge", str(path), str(one), "--json", "--workers", "1"])
     assert out.exit_code == 0, out.output
@@ -144,3 +147,37 @@ def test_cli(shared_data):
     assert rec["cases"][0]["case"] == "secret/hello"
     missing = runner.invoke(app, ["judge", str(path / "nope")])
     assert missing.exit_code != 0 and "not a problem package" in missing.output
+
+
+def test_a_package_without_a_time_limit_gets_problemtools_limit(shared_data):
+    """Kattis's hello states no time limit: its accepted hello_alarm.c spins for 1 s of CPU, so a fixed 1 s limit
+    made it a time_limit_exceeded or not by chance (it failed so in CI); problemtools' rule gives 5 s, and every
+    submission agrees.  Judging one submission alone derives the same limit from the package's accepted ones."""
+    path = shared_data / "contest" / "kattis" / "examples" / "hello"
+    if not path.is_dir():
+        pytest.skip(f"{path} is absent")
+    try:
+        plan_sandbox("bwrap", quiet=True)
+    except SandboxError as exc:
+        pytest.skip(f"bubblewrap does not work on this machine: {exc}")
+    prob = contest.load_package(path)
+    assert not prob.time_limit_stated and prob.time_multiplier == 5.0
+    records = contest.judge(prob, workers=1)
+    assert all(r["agrees"] for r in records if "agrees" in r), records
+    alarm = next(r for r in records if r["submission"].endswith("hello_alarm.c"))
+    # its CPU time is a second of spinning less what other work takes of the CPU: 5 s on a quiet machine
+    assert alarm["verdict"] == "accepted" and 0.1 < alarm["cases"][0]["cpu"] < 1.5
+    slowest = max(c["cpu"] for r in records if "/accepted/" in r["submission"] and r["verdict"] != "skipped" for c in r["cases"])
+    assert {r["time_limit"] for r in records if r["verdict"] != "skipped"} == {contest.derived_time_limit(slowest)}
+    (one,) = contest.judge(prob, [path / "submissions" / "wrong_answer" / "hello.cc"], workers=1)
+    assert one["verdict"] == "wrong_answer" and one["time_limit"] >= 1.0
+    stated = contest.load_package(path, time_limit=2.0)
+    assert stated.time_limit_stated
+    (fixed,) = contest.judge(stated, [path / "submissions" / "wrong_answer" / "hello.cc"], workers=1)
+    assert fixed["time_limit"] == 2.0
+
+
+def test_derived_time_limit_is_problemtools_rounding():
+    """max(1, round(5 x slowest)) whole seconds, halves rounded up, as verifyproblem computes it."""
+    assert [contest.derived_time_limit(t) for t in (0.0, 0.05, 0.1, 0.3, 0.94, 1.1, 2.0)] == [1, 1, 1, 2, 5, 6, 10]
+    assert contest.derived_time_limit(0.5, multiplier=3) == 2.0

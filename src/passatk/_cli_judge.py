@@ -68,7 +68,9 @@ def judge_cmd(
         for rec in records:
             typer.echo(json.dumps(rec))
         return
-    table = Table(title=f"{prob.name}: {len(prob.cases)} cases, {prob.time_limit:g} s, {prob.memory_mb} MiB")
+    limit = next((rec["time_limit"] for rec in records if "time_limit" in rec), prob.time_limit)
+    how = "" if prob.time_limit_stated else f" ({prob.time_multiplier:g} × the slowest accepted case)"
+    table = Table(title=f"{prob.name}: {len(prob.cases)} cases, {limit:g} s{how}, {prob.memory_mb} MiB")
     for col in ("submission", "language", "verdict", "expected", "cpu s", "detail"):
         table.add_column(col)
     agree = judged = 0

@@ -38,7 +38,7 @@ import os
 import re
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from passatk.execute import languages
@@ -52,6 +52,7 @@ __all__ = [
     "Submission",
     "build_checker",
     "cases_job",
+    "derived_time_limit",
     "detect_language",
     "agrees",
     "expected_verdicts",
@@ -67,6 +68,8 @@ __all__ = [
 DEFAULT_TIME_LIMIT = 1.0  # CPU seconds a case, when the problem says nothing (DOMjudge's default)
 DEFAULT_MEMORY_MB = 2048  # the ICPC package format's default
 DEFAULT_OUTPUT_MB = 8
+TIME_MULTIPLIER = 5.0  # problemtools: the time limit is this times the slowest accepted submission's slowest case
+DERIVING_LIMIT = 60.0  # CPU seconds a case for the accepted submissions a time limit is derived from
 
 
 class JudgeError(ValueError):
@@ -542,6 +545,12 @@ class ContestProblem:
     checker : dict or None
     path : Path or None
         The package's folder.
+    time_limit_stated : bool
+        False when the package gives no time limit: :func:`judge` then derives
+        one from its accepted submissions (:func:`derived_time_limit`), as
+        Kattis's problemtools does, and ``time_limit`` is only a placeholder.
+    time_multiplier : float
+        ``limits.time_multiplier`` of ``problem.yaml`` (default 5), the factor of that derivation.
     """
 
     name: str
@@ -553,6 +562,8 @@ class ContestProblem:
     compare: dict = field(default_factory=dict)
     checker: dict | None = None
     path: Path | None = None
+    time_limit_stated: bool = True
+    time_multiplier: float = TIME_MULTIPLIER
 
     def job(self, language: str, source: str, *, files=None, main=None, all_cases=False, time_multipliers=None) -> dict:
         """:func:`cases_job` of a submission to this problem."""
@@ -656,7 +667,8 @@ def load_package(path: str | os.PathLike, *, time_limit: float | None = None, in
     ``X.in`` with its ``X.ans``, in name order.  The time limit: ``time_limit``
     given here, else ``problem.yaml``'s ``limits.time_limit`` (or DOMjudge's
     ``.timelimit`` file, or the contest's ``problems.yaml`` beside the
-    package), else 1 s.  ``validation: custom`` (or ``type`` naming it) uses
+    package), else none is stated (``time_limit_stated`` False: :func:`judge`
+    derives it from the accepted submissions; other uses take 1 s).  ``validation: custom`` (or ``type`` naming it) uses
     ``output_validators/*`` or ``output_validator/``; ``custom interactive``
     (or ``type: interactive``) makes the validator interactive.
 
@@ -710,6 +722,8 @@ def load_package(path: str | os.PathLike, *, time_limit: float | None = None, in
         cases=cases,
         names=names,
         time_limit=float(time_limit or DEFAULT_TIME_LIMIT),
+        time_limit_stated=time_limit is not None,
+        time_multiplier=float(limits.get("time_multiplier") or TIME_MULTIPLIER),
         memory_mb=int(limits.get("memory") or DEFAULT_MEMORY_MB),
         output_mb=int(limits.get("output") or DEFAULT_OUTPUT_MB),
         compare=compare,
@@ -1002,6 +1016,24 @@ def task_of(task: Mapping, timeout: float, all_cases: bool, where: str) -> dict:
 # --------------------------------------------------------------------------- #
 # judging submissions
 # --------------------------------------------------------------------------- #
+def derived_time_limit(slowest: float, multiplier: float = TIME_MULTIPLIER) -> float:
+    """The time limit Kattis's problemtools gives a problem whose package states none.
+
+    ``max(1, round(multiplier * slowest))`` whole seconds, where ``slowest`` is
+    the largest CPU time of one case over the problem's accepted submissions
+    (problemtools' ``verifyproblem``; ``limits.time_multiplier`` of
+    ``problem.yaml``, 5 by default).
+
+    Examples
+    --------
+    >>> derived_time_limit(0.94)
+    5.0
+    >>> derived_time_limit(0.05)
+    1.0
+    """
+    return float(max(1, int(0.5 + multiplier * slowest)))
+
+
 def judge(
     problem: ContestProblem | str | os.PathLike,
     paths: Sequence[str | os.PathLike] | None = None,
@@ -1019,13 +1051,20 @@ def judge(
     :data:`~passatk.execute._worker.cases.VERDICTS`, or ``skipped`` for a
     language passatk cannot run, with ``reason``), ``status`` (passatk's),
     ``detail``, ``expected`` (the verdicts its folder or ``@EXPECTED_RESULTS@``
-    allow; absent when none), ``agrees``, ``cpu``, ``wall`` and ``cases``.
+    allow; absent when none), ``agrees``, ``cpu``, ``wall``, ``cases`` and
+    ``time_limit`` (CPU seconds a case).
+
+    A package that states no time limit (``time_limit_stated`` False) gets one
+    as Kattis's problemtools gives it: the submissions in ``accepted/`` are
+    judged first, with :data:`DERIVING_LIMIT` seconds a case, and the limit
+    is :func:`derived_time_limit` of their slowest accepted case; the others
+    are judged with it.
     """
     from passatk.execute.verifier import Verifier
 
     prob = problem if isinstance(problem, ContestProblem) else load_package(problem)
     subs = submissions(prob.path) if paths is None else [submission(p, _folder_of(Path(p))) for p in paths]
-    records, tasks, where = [], [], []
+    records, runnable = [], []
     for sub in subs:
         rec = {"submission": str(sub.path), "language": sub.language}
         if sub.expected:
@@ -1035,29 +1074,67 @@ def judge(
         else:
             try:
                 _require(sub.language)
-                others = {k: v for k, v in sub.files.items() if k != sub.main}
-                tasks.append(
-                    prob.task(sub.language, sub.files[sub.main], files=others, main=sub.main, time_multipliers=time_multipliers)
-                )
-                where.append(len(records))
+                runnable.append((len(records), sub))
             except languages.ToolchainMissing as exc:
                 rec.update(verdict="skipped", reason=str(exc))
         records.append(rec)
+    deriving = not prob.time_limit_stated
     own = verifier is None
     if own:
-        verifier = Verifier(
-            workers=workers, sandbox=sandbox, pass_fractions=all_cases, max_timeout=max(60.0, prob.time_limit * 4)
-        )
+        longest = DERIVING_LIMIT if deriving else prob.time_limit
+        verifier = Verifier(workers=workers, sandbox=sandbox, pass_fractions=all_cases, max_timeout=max(60.0, longest * 4))
     try:
-        verdicts = verifier.verify(tasks) if tasks else []
+        if deriving:
+            prob, runnable = _derive_limit(prob, records, runnable, paths is None, verifier, time_multipliers)
+        _judge_into(records, runnable, prob, verifier, time_multipliers)
     finally:
         if own:
             verifier.close()
-    for i, v in zip(where, verdicts):
+    for rec in records:
+        if rec["verdict"] != "skipped":
+            rec["time_limit"] = prob.time_limit
+            if "expected" in rec:
+                rec["agrees"] = agrees(rec["verdict"], rec["expected"])
+    return records
+
+
+def _derive_limit(prob, records, runnable, all_of_them, verifier, time_multipliers):
+    """Judge the package's accepted submissions with :data:`DERIVING_LIMIT` and derive the time limit from them.
+
+    Returns the problem with that limit and the submissions still to judge:
+    when ``all_of_them`` (every submission of the package is being judged)
+    the accepted ones' records are filled here; otherwise they are judged
+    aside, only for the limit.
+    """
+    if all_of_them:
+        accepted, into = [(i, s) for i, s in runnable if s.expected == ("accepted",)], records
+    else:
+        found = [s for s in (submissions(prob.path) if prob.path else []) if s.expected == ("accepted",) and s.language]
+        accepted = list(enumerate(s for s in found if _can_run(s.language)))
+        into = [{} for _ in accepted]
+    _judge_into(into, accepted, replace(prob, time_limit=DERIVING_LIMIT), verifier, time_multipliers)
+    times = [c.get("cpu") or 0.0 for i, _ in accepted if into[i]["verdict"] == "accepted" for c in into[i]["cases"]]
+    limit = derived_time_limit(max(times), prob.time_multiplier) if times else DEFAULT_TIME_LIMIT
+    done = {i for i, _ in accepted} if all_of_them else set()
+    return replace(prob, time_limit=limit), [(i, s) for i, s in runnable if i not in done]
+
+
+def _can_run(language: str) -> bool:
+    """Whether this machine has ``language``'s toolchain."""
+    try:
+        _require(language)
+    except languages.ToolchainMissing:
+        return False
+    return True
+
+
+def _judge_into(records: list, which: list, prob: ContestProblem, verifier, time_multipliers) -> None:
+    """Judge the submissions ``which`` (pairs of a record's index and its :class:`Submission`) into ``records``."""
+    tasks = []
+    for _, sub in which:
+        others = {k: v for k, v in sub.files.items() if k != sub.main}
+        tasks.append(prob.task(sub.language, sub.files[sub.main], files=others, main=sub.main, time_multipliers=time_multipliers))
+    for (i, _), v in zip(which, verifier.verify(tasks) if tasks else []):
         out = v.output or {}
         verdict = out.get("verdict") or ("judge_error" if v.status == "sandbox_error" else v.status)
         records[i].update(verdict=verdict, status=v.status, detail=v.detail, cpu=v.cpu, wall=v.wall, cases=out.get("cases", []))
-    for rec in records:
-        if "expected" in rec and rec["verdict"] != "skipped":
-            rec["agrees"] = agrees(rec["verdict"], rec["expected"])
-    return records
