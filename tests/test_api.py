@@ -23,7 +23,7 @@ PAGES = [README, *sorted((README.parent / "docs").rglob("*.md"))]
 OLDER_PATHS = [
     (
         "passatk.results",
-        ["Results", "ResultsFormatError", "DuplicateSamplesWarning", "load_results", "FORMATS", "warn_if_duplicated"],
+        ["Results", "ResultsFormatError", "DuplicateSamplesWarning", "warn_if_duplicated"],
     ),
     ("passatk.uncertainty", ["ConfidenceInterval", "variance", "variance_estimate"]),
     ("passatk.rl", ["ESTIMATORS", "k_schedule", "pass_at_k_weights", "trl_pass_at_k_advantages", "verl_advantage_estimator"]),
@@ -122,7 +122,7 @@ def test_moved_names_are_the_same_objects():
     from passatk import integrations, loaders, rl, uncertainty
 
     importlib.import_module("passatk.integrations.verl")
-    assert passatk.results.load_results is loaders.load_results is passatk.load_results
+    assert loaders.load_results is passatk.load_results
     assert rl.verl_advantage_estimator is integrations.verl.verl_advantage_estimator
     assert passatk.summarize is uncertainty.summarize
     # passatk.curves is the function; the module of the same name is reached by import
@@ -135,12 +135,24 @@ def test_import_passatk_does_not_load_the_executor():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_every_exception_is_reachable_from_passatk_exceptions():
-    """passatk.exceptions names every package exception, the sandbox's included (loaded on first use)."""
+def test_every_exception_is_defined_in_passatk_exceptions():
+    """passatk.exceptions defines every package exception, the sandbox's included, and the executor re-exports them.
+
+    Before, it re-exported the sandbox's from passatk.execute on first use (an import circle from the
+    ground floor to the top): in a fresh interpreter, ``exceptions.SandboxError`` loaded the executor.
+    """
+    code = (
+        "import sys; from passatk import exceptions; exceptions.SandboxError, exceptions.WorkerLost;"
+        " assert 'passatk.execute' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
     from passatk import exceptions
 
     execute = importlib.import_module("passatk.execute")
-    assert exceptions.SandboxError is execute.SandboxError and exceptions.SandboxWarning is execute.SandboxWarning
+    for name in ("SandboxError", "SandboxWarning", "SandboxErrorWarning", "WorkerLost"):
+        assert (
+            getattr(exceptions, name) is getattr(execute, name) and getattr(exceptions, name).__module__ == "passatk.exceptions"
+        )
     assert exceptions.ResultsFormatError is passatk.ResultsFormatError and issubclass(exceptions.ResultsFormatError, ValueError)
 
 

@@ -12,6 +12,7 @@ import pytest
 from passatk import Results, crossover, curves, pass_at_k, summarize
 from passatk._validation import DEFAULT_SEED
 from passatk.curves import log2_ks
+from passatk.report import crossover_lines
 
 
 def exact_mean(n: int, cs, k: int) -> Fraction:
@@ -161,13 +162,13 @@ class TestCurves:
         a, _ = pair()
         other = Results.from_counts(["x", "y", "z"], [4, 4, 4], [1, 2, 3], name="other")
         out = curves({"focused": a, "other": other})
-        assert out.crossovers == [] and out.crossover_lines() == []
+        assert out.crossovers == [] and crossover_lines(out.crossovers) == []
         assert out.summaries["other"].ks == (1, 2, 4)
 
     def test_crossover_sentences(self):
         """The sentence names leader, challenger and crossing k, or says there is none."""
         a, b = pair(copies=5)
-        (line,) = curves({"focused": a, "diverse": b}).crossover_lines()
+        (line,) = crossover_lines(curves({"focused": a, "diverse": b}).crossovers)
         assert line.startswith("focused leads diverse at k = 1; diverse overtakes it at k = 5 (95% CI: ")
 
     @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from passatk import curves, load_results, pass_at_k  # noqa: E402
 from passatk.cli import app  # noqa: E402
+from passatk.plot import plot_curves  # noqa: E402
 from passatk.report import curve_cells  # noqa: E402
 
 runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
@@ -126,7 +127,7 @@ def test_bands_in_json_table_and_figure(two_files, tmp_path):
     out = runner.invoke(app, ["curve", *map(str, two_files)])
     assert "focused: the 95% band holds for all k = 1..16 at once" in out.output
     assert "focused - diverse: the 95% band over k = 1..16" in out.output
-    legend = [t.get_text() for t in curves(models).plot().axes[0].get_legend().get_texts()]
+    legend = [t.get_text() for t in plot_curves(curves(models)).axes[0].get_legend().get_texts()]
     assert "focused: 95% band for all k at once" in legend and "diverse: 95% band for all k at once" in legend
 
 

@@ -76,8 +76,8 @@ class TestPlotCurves:
         assert len(marks) == 1 and marks[0].get_xdata()[0] == x.k_cross
 
     def test_curves_result_plot(self, models, tmp_path):
-        """CurvesResult.plot() draws every model and its extrapolation."""
-        fig = curves(models, extrapolate_to=128).plot()
+        """plot_curves of a CurvesResult draws every model and its extrapolation."""
+        fig = plot_curves(curves(models, extrapolate_to=128))
         labels = [line.get_label() for line in fig.axes[0].get_lines()]
         assert sum("model-based" in lab for lab in labels) == 2
         render(fig, tmp_path / "all.png")
@@ -91,6 +91,11 @@ class TestPlotCurves:
         summaries = args[0] if args[0] is not None else [summarize(models["focused"], [1, 2])]
         with pytest.raises(ValueError, match=match):
             plot_curves(summaries, extrapolations=args[1] if len(args) > 1 else None)
+
+    def test_curves_result_carries_its_own_options(self, models):
+        """A CurvesResult with ``bands=`` too is an error naming the options, not a silent choice of one."""
+        with pytest.raises(ValueError, match="`extrapolations`, `crossover` and `bands` are for a sequence of summaries"):
+            plot_curves(curves(models), bands={})
 
 
 class TestPlotProblemRates:

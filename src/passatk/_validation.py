@@ -238,17 +238,6 @@ def require_k_le_n(n: np.ndarray, ks: np.ndarray, labels: Sequence[str] | None, 
 # --------------------------------------------------------------------------- #
 # Results
 # --------------------------------------------------------------------------- #
-def as_results(x, name: str = "results"):
-    """``x`` itself when it is a :class:`~passatk.Results`, else a TypeError saying how to get one."""
-    from passatk.results import Results
-
-    if not isinstance(x, Results):
-        raise TypeError(
-            f"`{name}` must be a passatk.Results (see passatk.load_results or Results.from_counts); got {type(x).__name__}."
-        )
-    return x
-
-
 def shared_problems(a, b, *, at_least: int, what: str = "a paired comparison"):
     """The problems two models share, in ``a``'s order: ``(a_shared, b_shared, only_in_a, only_in_b)``.
 
@@ -265,22 +254,6 @@ def shared_problems(a, b, *, at_least: int, what: str = "a paired comparison"):
     only_a = tuple(t for t in a.task_ids.tolist() if t not in ids_b)
     only_b = tuple(t for t in b.task_ids.tolist() if t not in ids_a)
     return a.subset(shared), b.subset(shared), only_a, only_b
-
-
-def as_models(models, name: str = "models") -> dict:
-    """A non-empty ``{name: Results}`` from one Results or a mapping of them."""
-    from passatk.results import Results
-
-    if isinstance(models, Results):
-        return {models.name or "model": models}
-    if not isinstance(models, Mapping):
-        raise invalid(name, "be a Results or a mapping of name to Results", shown=f"{type(models).__name__}", error=TypeError)
-    out = dict(models)
-    if not out:
-        raise ValueError(f"`{name}` is empty; pass at least one Results.")
-    for key, r in out.items():
-        as_results(r, f"{name}[{key!r}]")
-    return out
 
 
 # --------------------------------------------------------------------------- #

@@ -405,7 +405,9 @@ def curve(
         fail(str(exc))
     try:
         if plot is not None:
-            result.plot().savefig(plot)
+            from passatk.plot import plot_curves
+
+            plot_curves(result).savefig(plot)
         if problems_plot is not None:
             from passatk.plot import plot_problem_rates
 

@@ -30,9 +30,7 @@ from passatk._validation import (
     as_int,
     as_ks,
     as_level,
-    as_models,
     as_n_resamples,
-    as_results,
     as_rng,
     options,
     require_k_le_n,
@@ -40,7 +38,7 @@ from passatk._validation import (
 )
 from passatk.estimators import pass_at_k_curve
 from passatk.extrapolate import ExtrapolationResult, pass_at_k_beyond
-from passatk.results import Results
+from passatk.results import Results, as_models, as_results
 from passatk.uncertainty import BandResult, ConfidenceInterval, Summary, difference_band, simultaneous_band, summarize
 from passatk.uncertainty._bootstrap import percentile_interval, resampled_means
 from passatk.uncertainty._variance import as_metric
@@ -294,10 +292,11 @@ class CurvesResult:
     -------
     to_dict()
         The ``passatk curve --json`` document.
-    table()
-        A rich table: one row per k, one column per model; model-based rows marked.
-    plot()
-        The figure of :func:`passatk.plot.plot_curves`.
+
+    See Also
+    --------
+    passatk.plot.plot_curves : its figure.
+    passatk.report.curve_table : its table; ``passatk.report.crossover_lines(result.crossovers)`` its sentences.
     """
 
     summaries: dict[str, Summary]
@@ -320,33 +319,6 @@ class CurvesResult:
             "crossovers": [x.to_dict() for x in self.crossovers],
             "difference_bands": [b.to_dict() for b in self.difference_bands],
         }
-
-    def table(self):
-        """A rich table of estimate [interval] per k and model (:func:`passatk.report.curve_table`)."""
-        from passatk.report import curve_table
-
-        return curve_table(self)
-
-    def crossover_lines(self) -> list[str]:
-        """One sentence per pair of models about where their curves cross (:func:`passatk.report.crossover_lines`)."""
-        from passatk.report import crossover_lines
-
-        return crossover_lines(self.crossovers)
-
-    def plot(self):
-        """pass@k against k for every model (see :func:`passatk.plot.plot_curves`).
-
-        The crossover is marked when there are exactly two models; with more,
-        the pairs are in :meth:`crossover_lines` and ``to_dict()``.
-        """
-        from passatk.plot import plot_curves
-
-        return plot_curves(
-            list(self.summaries.values()),
-            extrapolations=self.extrapolations,
-            crossover=self.crossovers[0] if len(self.crossovers) == 1 else None,
-            bands=self.bands,
-        )
 
 
 @options(aliases={"seed": "rng", "confidence_level": "level", "method": "law"})

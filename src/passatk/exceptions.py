@@ -2,15 +2,22 @@
 
 Bad arguments raise the built-in ``TypeError`` (wrong type) or ``ValueError``
 (wrong value), with the message template of :mod:`passatk._validation`.  The
-classes here mark what a caller may want to catch on its own.  The sandbox's
-infrastructure failures (``SandboxError``, ``SandboxWarning``) are defined with
-the executor, in :mod:`passatk.execute`, and reachable here too; they load the
-executor on first use, so that importing passatk does not.
+classes here mark what a caller may want to catch on its own: a results file
+that cannot be read, suspicious samples, and the sandbox's infrastructure
+failures (the executor, :mod:`passatk.execute`, raises and re-exports those).
+This module imports nothing of the package, so every module may import it.
 """
 
 from __future__ import annotations
 
-__all__ = ["DuplicateSamplesWarning", "ResultsFormatError", "SandboxError", "SandboxWarning"]  # noqa: F822 (module __getattr__)
+__all__ = [
+    "DuplicateSamplesWarning",
+    "ResultsFormatError",
+    "SandboxError",
+    "SandboxErrorWarning",
+    "SandboxWarning",
+    "WorkerLost",
+]
 
 
 class ResultsFormatError(ValueError):
@@ -25,10 +32,17 @@ class DuplicateSamplesWarning(UserWarning):
     __module__ = "passatk"
 
 
-def __getattr__(name: str):
-    """``SandboxError`` and ``SandboxWarning`` from :mod:`passatk.execute`, loaded on first use."""
-    if name in ("SandboxError", "SandboxWarning"):
-        import importlib
+class SandboxError(RuntimeError):
+    """The sandbox or a worker could not be started or stopped working (not the sample's fault)."""
 
-        return getattr(importlib.import_module("passatk.execute"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+class WorkerLost(SandboxError):
+    """A worker process ended while it held jobs (possibly killed by the sample it ran)."""
+
+
+class SandboxWarning(UserWarning):
+    """Samples run with less isolation than bubblewrap gives; the message says what is missing."""
+
+
+class SandboxErrorWarning(UserWarning):
+    """Some programs could not be run for reasons of the sandbox, not of the program."""

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from passatk._validation import as_choice, as_int, as_ks, as_level, as_n_resamples, as_results, as_rng, options
-from passatk.results import Results
+from passatk._validation import as_choice, as_int, as_ks, as_level, as_n_resamples, as_rng, options
+from passatk.results import Results, as_results
 from passatk.uncertainty import ConfidenceInterval
 from passatk.uncertainty._bootstrap import percentile_interval, resample_indices
 

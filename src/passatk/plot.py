@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from passatk.curves import CrossoverResult
+from passatk.curves import CrossoverResult, CurvesResult
 from passatk.extrapolate import ExtrapolationResult
 from passatk.results import Results
 from passatk.uncertainty import BandResult, Summary
@@ -54,7 +54,7 @@ def _log2_axis(ax, k_max: float) -> None:
 
 
 def plot_curves(
-    summaries: Sequence[Summary],
+    summaries: CurvesResult | Sequence[Summary],
     *,
     extrapolations: Mapping[str, ExtrapolationResult] | None = None,
     crossover: CrossoverResult | None = None,
@@ -66,9 +66,14 @@ def plot_curves(
 
     Parameters
     ----------
-    summaries : sequence of Summary
-        One per model, from :func:`passatk.summarize` over a grid of k; the
-        band is each summary's ``ci`` and the label its ``name``.
+    summaries : CurvesResult or sequence of Summary
+        A :func:`passatk.curves` result, drawn with its extrapolations, its
+        bands and, when it has exactly two models, their crossover (with more,
+        the pairs are in :func:`passatk.report.crossover_lines`); or one
+        :class:`~passatk.Summary` per model, from :func:`passatk.summarize`
+        over a grid of k, whose ``ci`` is the shaded band and ``name`` the
+        label.  The options below are for summaries only: a CurvesResult
+        carries its own.
     extrapolations : mapping of str to ExtrapolationResult, optional
         Model-based values keyed by the summary's name; only k beyond that
         model's largest measured k are drawn, dashed, with a hatched band
@@ -86,7 +91,25 @@ def plot_curves(
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from passatk import Results, curves
+    >>> from passatk.plot import plot_curves
+    >>> a = Results.from_counts(["p", "q"], [8, 8], [2, 7], name="a")
+    >>> fig = plot_curves(curves({"a": a}, ks=[1, 2, 4], band=False))
+    >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    ['a (unbiased; 95% CI)']
     """
+    if isinstance(summaries, CurvesResult):
+        if extrapolations is not None or crossover is not None or bands is not None:
+            raise ValueError(
+                "`extrapolations`, `crossover` and `bands` are for a sequence of summaries; a CurvesResult carries its own."
+            )
+        result = summaries
+        summaries = list(result.summaries.values())
+        extrapolations, bands = result.extrapolations, result.bands
+        crossover = result.crossovers[0] if len(result.crossovers) == 1 else None
     if not summaries:
         raise ValueError("`summaries` is empty; pass at least one Summary.")
     extrapolations, bands = dict(extrapolations or {}), dict(bands or {})

@@ -2,7 +2,7 @@
 
 The table is what every estimator reads.  The loaders that fill it from the
 files evaluation harnesses write are in :mod:`passatk.loaders`
-(``passatk.load_results``); ``passatk.results.load_results`` still works.
+(``passatk.load_results``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from passatk._kernels import labelled_pass_at_k
-from passatk._validation import as_counts
+from passatk._validation import as_counts, invalid
 from passatk.exceptions import DuplicateSamplesWarning, ResultsFormatError
 
 __all__ = [
@@ -182,10 +182,24 @@ def warn_if_duplicated(results: Results, threshold: float = 0.5) -> None:
         )
 
 
-def __getattr__(name: str):
-    """``load_results`` and ``FORMATS`` moved to :mod:`passatk.loaders`; this keeps the old path working."""
-    if name in ("load_results", "FORMATS"):
-        from passatk import loaders
+def as_results(x, name: str = "results"):
+    """``x`` itself when it is a :class:`~passatk.Results`, else a TypeError saying how to get one."""
+    if not isinstance(x, Results):
+        raise TypeError(
+            f"`{name}` must be a passatk.Results (see passatk.load_results or Results.from_counts); got {type(x).__name__}."
+        )
+    return x
 
-        return getattr(loaders, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def as_models(models, name: str = "models") -> dict:
+    """A non-empty ``{name: Results}`` from one Results or a mapping of them."""
+    if isinstance(models, Results):
+        return {models.name or "model": models}
+    if not isinstance(models, Mapping):
+        raise invalid(name, "be a Results or a mapping of name to Results", shown=f"{type(models).__name__}", error=TypeError)
+    out = dict(models)
+    if not out:
+        raise ValueError(f"`{name}` is empty; pass at least one Results.")
+    for key, r in out.items():
+        as_results(r, f"{name}[{key!r}]")
+    return out

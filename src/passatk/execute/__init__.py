@@ -1,19 +1,12 @@
 """Running untrusted programs against their tests: sandbox, warm workers, journal, task adapters, the Verifier."""
 
+from passatk.exceptions import SandboxError, SandboxErrorWarning, SandboxWarning, WorkerLost
 from passatk.execute._worker.verdict import Verdict
 from passatk.execute.journal import Journal
 from passatk.execute.pool import FifoScheduler, LocalPool, Scheduler
 from passatk.execute.ray_backend import RayPool
-from passatk.execute.runner import EvaluationResult, SandboxErrorWarning, evaluate
-from passatk.execute.sandbox import (
-    Limits,
-    Sandbox,
-    SandboxedWorker,
-    SandboxError,
-    SandboxWarning,
-    WorkerLost,
-    plan_sandbox,
-)
+from passatk.execute.runner import EvaluationResult, evaluate
+from passatk.execute.sandbox import Limits, Sandbox, SandboxedWorker, plan_sandbox
 from passatk.execute.tasks import Problem, build_job, job_key, load_problems, read_samples
 from passatk.execute.verifier import Task, Verifier, shared_verifier
 

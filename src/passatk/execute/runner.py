@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from passatk import _json
+from passatk.exceptions import SandboxErrorWarning
 from passatk.execute import languages
 from passatk.execute._worker.verdict import Verdict
 from passatk.execute.environments import Environment, resolve_environment, write_environment
@@ -25,11 +26,7 @@ from passatk.execute.tasks import Problem, build_job, iter_samples, job_key, loa
 from passatk.loaders import read_jsonl
 from passatk.results import Results
 
-__all__ = ["EvaluationResult", "evaluate", "SandboxErrorWarning"]
-
-
-class SandboxErrorWarning(UserWarning):
-    """Some programs could not be run for reasons of the sandbox, not of the program."""
+__all__ = ["EvaluationResult", "evaluate"]
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from pathlib import Path
 __all__ = ["Limits", "Sandbox", "SandboxError", "SandboxWarning", "SandboxedWorker", "WorkerLost", "plan_sandbox"]
 
 from passatk import _json
+from passatk.exceptions import SandboxError, SandboxWarning, WorkerLost
 from passatk.execute._worker.main import BOOT
 from passatk.execute._worker.verdict import Verdict
 from passatk.execute.environments import Environment, resolve_environment
@@ -48,18 +49,6 @@ MODES = ("auto", "bwrap", "process")
 _IN_SANDBOX = "/passatk/_worker"
 _TMP_BYTES = 256 << 20
 _SHM_BYTES = 64 << 20
-
-
-class SandboxError(RuntimeError):
-    """The sandbox or a worker could not be started or stopped working (not the sample's fault)."""
-
-
-class WorkerLost(SandboxError):
-    """A worker process ended while it held jobs (possibly killed by the sample it ran)."""
-
-
-class SandboxWarning(UserWarning):
-    """Samples run with less isolation than bubblewrap gives; the message says what is missing."""
 
 
 @dataclass(frozen=True)

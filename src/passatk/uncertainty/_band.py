@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from passatk._validation import as_ks, as_level, as_n_resamples, as_results, as_rng, options, shared_problems
-from passatk.results import Results
+from passatk._validation import as_ks, as_level, as_n_resamples, as_rng, options, shared_problems
+from passatk.results import Results, as_results
 from passatk.uncertainty._bootstrap import resample_indices, unit_sums
 from passatk.uncertainty._common import ConfidenceInterval, json_number, quantile
 from passatk.uncertainty._compare import _estimates

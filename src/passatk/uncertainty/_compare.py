@@ -8,8 +8,8 @@ from itertools import combinations
 
 import numpy as np
 
-from passatk._validation import as_ks, as_level, as_results, options, shared_problems
-from passatk.results import Results
+from passatk._validation import as_ks, as_level, options, shared_problems
+from passatk.results import Results, as_results
 from passatk.uncertainty._common import ConfidenceInterval, json_number, quantile
 from passatk.uncertainty._variance import as_metric
 

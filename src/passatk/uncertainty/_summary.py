@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from passatk._validation import as_choice, as_ks, as_level, as_n_resamples, as_results, as_rng, options
-from passatk.results import Results
+from passatk._validation import as_choice, as_ks, as_level, as_n_resamples, as_rng, options
+from passatk.results import Results, as_results
 from passatk.uncertainty._bayes import bayes_interval
 from passatk.uncertainty._bootstrap import bca_interval, percentile_interval, resampled_means, unit_sums
 from passatk.uncertainty._common import ConfidenceInterval, json_number, quantile

@@ -59,12 +59,12 @@ import signal
 
 from . import supervise
 from .channel import memfd
+from .direct import GRACE, wall_limit
 from .rawrun import OUTPUT_LIMIT as RAW_LIMIT
 
 __all__ = ["first_error", "judge", "run_program", "step_reports"]
 
 OUTPUT_LIMIT = 4 << 20  # bytes of stdout or stderr read from a run; past it the run is stopped
-_GRACE = 10.0
 _SLACK = 2.0  # CPU seconds of the sample's process itself, above its steps'
 
 
@@ -73,10 +73,6 @@ def _memory(step, cfg):
     if mb is None:
         return cfg.get("memory_bytes")
     return int(mb) << 20
-
-
-def _wall(cfg, cpu):
-    return cpu * cfg["wall_factor"] + 1.0
 
 
 def _fill(text, heap_mb):
@@ -99,7 +95,7 @@ def _steps(job, cfg):
                 "env": {k: _fill(v, heap) for k, v in step.get("env", {}).items()},
                 "phase": step.get("phase", "run"),
                 "cpu": cpu,
-                "wall": _wall(cfg, cpu),
+                "wall": wall_limit(cfg, cpu),
                 "memory_bytes": memory,
                 **({"proof": True} if step.get("proof") else {}),
                 **({"call": True} if step.get("call") else {}),  # a judged program's call server (see .judged)
@@ -222,7 +218,7 @@ def run_program(job, cfg, zyg):
         for fd in (out_w, err_w, rep_w, stdin):
             os.close(fd)
     readers = [(out_r, OUTPUT_LIMIT, "head"), (err_r, OUTPUT_LIMIT, "head"), (rep_r, 1 << 20, "head")]
-    waited, ran = zyg.collect(readers, wall, _GRACE)
+    waited, ran = zyg.collect(readers, wall, GRACE)
     out, err, said = waited.buffers
     reports = step_reports(said)
     verdict = _decide(job, steps, reports, waited.how, ran, out, err)

@@ -52,6 +52,7 @@ from . import supervise
 from .cases import run_cases
 from .channel import memfd
 from .compiled import run_program
+from .direct import GRACE, TAIL_BYTES, module_of, run_direct, timeout_of, wall_limit
 from .judge import verdict_of
 from .judged import run_judged
 from .outputs import stdio_matches
@@ -63,41 +64,26 @@ from .zygote import ZygoteGone
 
 __all__ = ["run_job"]
 
-_TAIL_BYTES = 4096  # bytes of stderr kept
-_GRACE = 10.0  # seconds the zygote may take past a run's own limits before it counts as gone
 _LINGER = 0.1  # seconds a judged run's process is given to end by itself once the judge has closed its channel
-
-
-def _wall(cfg, cpu):
-    return cpu * cfg["wall_factor"] + 1.0
-
-
-def _timeout(job, cfg):
-    return job.get("timeout") or cfg["timeout"]
-
-
-def _module(job):
-    """The ``__name__`` the program runs under, when the job names one (see :mod:`.sample` for the defaults)."""
-    return {"module": job["module"]} if "module" in job else {}
 
 
 def _judged(job, cfg, zyg):
     """``python`` and ``call``: the sample serves its functions, the judge runs the tests."""
-    cpu = _timeout(job, cfg) * (max(1, len(job["cases"])) if job["kind"] == "call" else 1)
-    wall = _wall(cfg, cpu)
+    cpu = timeout_of(job, cfg) * (max(1, len(job["cases"])) if job["kind"] == "call" else 1)
+    wall = wall_limit(cfg, cpu)
     judge_end, sample_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     err_r, err_w = os.pipe()
     devnull = cfg["devnull"]
     try:
-        zyg.start("serve", job["source"], cpu, wall, devnull, devnull, err_w, sample_end.fileno(), **_module(job))
+        zyg.start("serve", job["source"], cpu, wall, devnull, devnull, err_w, sample_end.fileno(), **module_of(job))
     finally:
         sample_end.close()
         os.close(err_w)
     try:
         said, outcome = cfg["judge"].decide(
-            job, judge_end, cpu, wall, [(err_r, _TAIL_BYTES, "tail")], {zyg.sock.fileno(): zyg.on_readable}
+            job, judge_end, cpu, wall, [(err_r, TAIL_BYTES, "tail")], {zyg.sock.fileno(): zyg.on_readable}
         )
-        ran = zyg.finish(_GRACE, linger=_LINGER)
+        ran = zyg.finish(GRACE, linger=_LINGER)
     finally:
         os.close(err_r)
     status, detail, passed = verdict_of(said) if said else (None, "", 0)  # decided here, from what the judge said
@@ -119,21 +105,6 @@ def _judged(job, cfg, zyg):
     return ("error", f"the judge ended without a verdict (exit status {code})"), cpu_used, wall_used, passed
 
 
-def _direct(cfg, zyg, timeout, mode, source, stdin, out_limit, err_limit=_TAIL_BYTES, **extra):
-    """One run whose output the worker reads itself: (outcome of the sample, stdout, stderr)."""
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    wall = _wall(cfg, timeout)
-    try:
-        zyg.start(mode, source, timeout, wall, stdin, out_w, err_w, **extra)
-    finally:
-        os.close(out_w)
-        os.close(err_w)
-    waited, ran = zyg.collect([(out_r, out_limit, "head"), (err_r, err_limit, "tail")], wall, _GRACE)
-    how = "stopped" if waited.how == "stopped" else ran["how"]
-    return how, ran, waited.buffers[0], waited.buffers[1]
-
-
 def _stdio(job, cfg, zyg):
     total_cpu = total_wall = 0.0
     first, passed = None, 0
@@ -141,7 +112,9 @@ def _stdio(job, cfg, zyg):
         in_fd = memfd(stdin.encode("utf-8", "surrogatepass"), "stdin")
         try:
             limit = len(json.dumps(expected).encode()) * 4 + 65536
-            how, ran, out, err = _direct(cfg, zyg, _timeout(job, cfg), "script", job["source"], in_fd, limit, **_module(job))
+            how, ran, out, err = run_direct(
+                cfg, zyg, timeout_of(job, cfg), "script", job["source"], in_fd, limit, **module_of(job)
+            )
         finally:
             os.close(in_fd)
         total_cpu, total_wall = total_cpu + ran["cpu"], total_wall + ran["wall"]
@@ -165,10 +138,10 @@ def _stdio(job, cfg, zyg):
 
 
 def _command(job, cfg, zyg):
-    how, ran, out, err = _direct(
+    how, ran, out, err = run_direct(
         cfg,
         zyg,
-        _timeout(job, cfg),
+        timeout_of(job, cfg),
         "exec",
         job["source"],
         cfg["devnull"],

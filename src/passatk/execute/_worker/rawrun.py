@@ -27,6 +27,7 @@ import stat
 
 from . import supervise
 from .channel import memfd
+from .direct import run_direct, timeout_of
 
 __all__ = ["FETCH_LIMIT", "OUTPUT_LIMIT", "fetch_files", "put_files", "run_raw"]
 
@@ -116,16 +117,14 @@ def fetch_files(cwd, names, fd):
 # --------------------------------------------------------------------------- #
 def run_raw(job, cfg, zyg):
     """Run ``job["source"]`` with ``job["stdin"]``; ``(verdict, cpu, wall, None, output)`` for :func:`.kinds.run_job`."""
-    from .kinds import _direct, _timeout  # kinds imports this module
-
     in_fd = memfd(job.get("stdin", "").encode("utf-8", "surrogatepass"), "stdin")
     io_fd, extra = None, {}
     if job.get("files") or job.get("fetch"):
         io_fd = memfd(json.dumps(job.get("files") or {}).encode(), "files")
         extra = {"channel": io_fd, "files": True, "fetch": list(job.get("fetch") or ())}
     try:
-        how, ran, out, err = _direct(
-            cfg, zyg, _timeout(job, cfg), "script", job["source"], in_fd, OUTPUT_LIMIT, err_limit=OUTPUT_LIMIT, **extra
+        how, ran, out, err = run_direct(
+            cfg, zyg, timeout_of(job, cfg), "script", job["source"], in_fd, OUTPUT_LIMIT, err_limit=OUTPUT_LIMIT, **extra
         )
         fetched = json.loads(_pread_all(io_fd) or b"{}") if job.get("fetch") else {}
     finally:

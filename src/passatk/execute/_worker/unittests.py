@@ -15,6 +15,7 @@ import os
 import re
 
 from . import supervise
+from .direct import module_of, run_direct, timeout_of
 
 __all__ = ["PREFIX", "missing_library", "run_unittest"]
 
@@ -63,10 +64,8 @@ def describe(report):
 
 def run_unittest(job, cfg, zyg):
     """Run the program with its tests; the report it writes once they returned decides."""
-    from .kinds import _direct, _module, _timeout
-
-    how, ran, out, err = _direct(
-        cfg, zyg, _timeout(job, cfg), "script", PREFIX + job["source"], cfg["devnull"], _REPORT_LIMIT, **_module(job)
+    how, ran, out, err = run_direct(
+        cfg, zyg, timeout_of(job, cfg), "script", PREFIX + job["source"], cfg["devnull"], _REPORT_LIMIT, **module_of(job)
     )
     cpu, wall = ran["cpu"], ran["wall"]
     verdict = supervise.abnormal(how, ran["status"], ran["cpu"], err)
