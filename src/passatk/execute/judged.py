@@ -498,7 +498,7 @@ def _js_programs(spec: Mapping, completion: str) -> tuple[str, str] | None:
 _GO_TOKEN = re.compile(r"""//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|`[^`]*`|'(?:[^'\\\n]|\\.)*'""", re.S)
 _GO_ANY = re.compile(r"interface\s*\{\s*\}")
 _GO_HEADER = re.compile(r"(?:^|\n)func\s+(\w+)\s*\(([^()]*)\)\s*([^{}()\n]*?)\s*\{\s*$")
-_GO_IMPORTS = re.compile(r"\bimport\s*(?:\(([^()]*)\)|((?:[\w.]+\s+)?\"[^\"\n]*\"))")
+_GO_IMPORTS = re.compile(r"\bimport[ \t]*(?:\(([^()]*)\)|([^\n]*))")  # on the code: a block, or one line (its path blanked)
 _GO_SPEC = re.compile(r"(?:([\w.]+)[ \t]+)?\"([^\"\n]+)\"")
 _GO_BASIC = frozenset(
     "bool string int int8 int16 int32 int64 uint uint8 uint16 uint32 uint64 float32 float64 rune byte any".split()
@@ -586,8 +586,7 @@ def _go_imports(text: str) -> str:
     used = code[decls[-1].end() :]
     out, at = [], 0
     for decl in decls:
-        start = decl.start(1) if decl.group(1) is not None else decl.start(2)
-        for spec in _GO_SPEC.finditer(text, start, decl.end()):
+        for spec in _GO_SPEC.finditer(text, decl.start() + len("import"), decl.end()):
             name = spec.group(1) or spec.group(2).rsplit("/", 1)[-1]
             if name not in ("_", ".") and not re.search(r"\b" + re.escape(name) + r"\s*\.", used):
                 out += [text[at : spec.start()], f'_ "{spec.group(2)}"']
