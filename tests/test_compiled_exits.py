@@ -5,7 +5,9 @@ sample can end the process, with status 0, before the tests run or in the middle
 print whatever a passing run prints first.  Each attack below passed on fe6e81c (exit 0 and
 ``PASS`` or ``test result: ok.`` on stdout, or, for MultiPL-E Rust, exit 0 alone); the honest
 twin in the same run shows that the recipe still passes a right solution.  What is left (a Rust
-sample that writes the harness's lines itself) is pinned too, as the README states it.
+sample that writes the harness's lines itself) is pinned too, as the README states it.  These are
+the compiled mode's tests (``program_job(..., judged=False)``); ``evaluate`` judges Go and Rust in a
+judge program by default, where every one of these fails (tests/test_judged_go_rust.py).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import json
 
 import pytest
 
-from passatk.execute import SandboxError, evaluate, languages, plan_sandbox
+from passatk.execute import Limits, SandboxError, languages, plan_sandbox
 from passatk.execute.languages import ToolchainMissing
+from passatk.execute.pool import LocalPool
+from passatk.execute.tasks import load_problems
 
 pytestmark = pytest.mark.sandbox
 
@@ -120,6 +124,16 @@ def _first(shared_data, fmt, lang):
     return path, rec
 
 
+def _compiled(path, task, completions):
+    """The compiled mode's verdicts of completions of one problem (the tests in the sample's program)."""
+    spec = load_problems(path)[task].spec
+    jobs = [{**languages.program_job(spec, c, judged=False), "key": str(i)} for i, c in enumerate(completions)]
+    out = {}
+    plan = plan_sandbox("bwrap", languages.runtime_binds(), quiet=True)
+    LocalPool(plan, Limits(timeout=10.0), workers=2).run(jobs, lambda v: out.__setitem__(int(v.key), v))
+    return [out[i] for i in range(len(jobs))]
+
+
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_an_early_exit_with_a_passing_runs_markers_does_not_pass(shared_data, attack):
     """A wrong solution that ends the run early (own TestMain, testing.Main, process::exit(0)) after printing a pass's markers is not a pass."""
@@ -127,10 +141,9 @@ def test_an_early_exit_with_a_passing_runs_markers_does_not_pass(shared_data, at
     path, rec = _first(shared_data, fmt, lang)
     key = "task_id" if fmt == "humaneval-x" else "name"
     right = rec["canonical_solution"] if fmt == "humaneval-x" else RIGHT[(fmt, lang)]
-    samples = [{key: rec[key], "completion": c, "variant": v} for v, c in (("attack", completion), ("right", right))]
-    got = {r["variant"]: r for r in evaluate(samples, path, workers=2, timeout=10.0).records}
-    assert got["right"]["status"] == "passed", got["right"]
-    assert got["attack"]["status"] == status and detail in got["attack"]["result"], got["attack"]
+    attack, right = _compiled(path, rec[key], [completion, right])
+    assert right.status == "passed", right
+    assert attack.status == status and detail in attack.detail, attack
 
 
 # Rust code may write on any descriptor: a sample that knows passatk's lines can forge them (the README says so).
@@ -147,8 +160,8 @@ _RS_FORGER = (
 def test_a_rust_sample_that_writes_the_harness_lines_itself_still_passes(shared_data):
     """The limit the README states: a Rust sample that writes the harness's line on descriptor 3 and exits 0 passes."""
     path, rec = _first(shared_data, "humaneval-x", "rust")
-    got = evaluate([{"task_id": rec["task_id"], "completion": _RS_FORGER}], path, workers=1, timeout=10.0).records[0]
-    assert got["status"] == "passed", got
+    got = _compiled(path, rec["task_id"], [_RS_FORGER])[0]
+    assert got.status == "passed", got
 
 
 class TestRustWrapping:
