@@ -65,6 +65,8 @@ PROBLEMS = [
     "domjudge/example_problems/hello",
     "domjudge/example_problems/fltcmp",
     "domjudge/example_problems/boolfind",
+    "domjudge/example_problems/hangman",
+    "domjudge/example_problems/jumble",
     "kattis/examples/hello",
     "kattis/examples/different",
     "kattis/examples/guess",
@@ -110,13 +112,13 @@ def test_suite(shared_data, verifier, problem):
     assert judged, "no submission with an expected verdict was judged"
 
 
-def test_hangman_is_refused_by_name(shared_data):
-    """A multi-pass problem is a judge error naming problem.yaml, never a verdict."""
-    path = shared_data / "contest" / "domjudge" / "example_problems" / "hangman"
-    if not path.is_dir():
-        pytest.skip(f"{path} is absent")
-    with pytest.raises(contest.JudgeError, match=r"hangman/problem.yaml: multi-pass"):
-        contest.load_package(path)
+def test_multi_pass_packages_are_read(shared_data):
+    """hangman and jumble declare ``validation: custom multi-pass``: their validators get the package's pass limit."""
+    base = shared_data / "contest" / "domjudge" / "example_problems"
+    for name, passes in (("hangman", 26), ("jumble", 2)):
+        if not (base / name).is_dir():
+            pytest.skip(f"{base / name} is absent")
+        assert contest.load_package(base / name).checker["passes"] == passes
 
 
 def test_cli(shared_data):

@@ -310,24 +310,38 @@ def build_checker(
     args: Sequence[str] = (),
     include: Sequence[str | os.PathLike] = (),
     name: str | None = None,
+    passes: int = 1,
 ) -> dict:
     """A checker ready to run in the sandbox: built once (by its sources' digest) into passatk's cache.
 
-    ``path`` is a source file or a validator's folder (every ``*.cc``/``*.cpp``
-    compiled together, or ``build``/``run`` scripts are not supported: a
-    folder's single Python file runs with ``python3``); or give ``source``, a
-    C++ or Python text.  ``kind`` is ``"kattis"`` (exit 42/43, ``input answer
-    feedback_dir [args] < output``) or ``"testlib"`` (``input output
-    answer``, exit 0 accepted); ``include`` folders are searched for headers
-    (``testlib.h`` from your copy: ``include=["/path/to/testlib"]``).
+    ``path`` is a source file or a validator's folder: every ``*.c``/``*.cc``/
+    ``*.cpp`` in it compiled together, else its Python file run with
+    ``python3``, or, the package format's way for a validator in any
+    language, a folder with a ``build`` script (run in a copy of the folder,
+    it must leave an executable ``run``) and/or a ``run`` script, which is
+    then the validator; or give ``source``, a C++ or Python text.  ``kind``
+    is ``"kattis"`` (exit 42/43, ``input answer feedback_dir [args] <
+    output``) or ``"testlib"`` (``input output answer``, exit 0 accepted);
+    ``include`` folders are searched for headers (``testlib.h`` from your
+    copy: ``include=["/path/to/testlib"]``); ``passes`` above 1 makes a
+    multi-pass validator (a case runs again while it writes ``nextpass.in``,
+    at most ``passes`` times).
+
+    Examples
+    --------
+    >>> build_checker(source="import sys; sys.exit(42)", passes=3)["passes"]
+    3
 
     Raises
     ------
     JudgeError
-        A checker that does not build (the message names the file and the compiler's first error).
+        A checker that does not build, or a ``build`` that leaves no ``run``
+        (the message names the file and the first error).
     """
     if kind not in ("kattis", "testlib"):
         raise ValueError(f"`kind` must be kattis or testlib; got {kind!r}.")
+    if isinstance(passes, bool) or not isinstance(passes, int) or passes < 1:
+        raise ValueError(f"`passes` must be a positive integer; got passes={passes!r}.")
     files: dict[str, bytes] = {}
     if source is not None:
         is_py = not re.search(r"#include", source)
@@ -344,23 +358,26 @@ def build_checker(
             files[root.name] = root.read_bytes()
         else:
             raise JudgeError(f"{root}: no such checker file or folder.")
-    cpp = [n for n in files if n.rsplit(".", 1)[-1] in ("cc", "cpp", "cxx", "c++", "c")]
+    scripts = source is None and Path(path).is_dir() and ("build" in files or "run" in files)
+    cpp = [] if scripts else [n for n in files if n.rsplit(".", 1)[-1] in ("cc", "cpp", "cxx", "c++", "c")]
     py = [n for n in files if n.endswith(".py")]
-    if not cpp and not py:
-        raise JudgeError(f"{where}: no C, C++ or Python source in the checker.")
+    if not scripts and not cpp and not py:
+        raise JudgeError(f"{where}: no C, C++ or Python source, nor a build or run script, in the checker.")
     for extra in include:
         for h in sorted(Path(extra).glob("*.h")):
             files.setdefault(h.name, h.read_bytes())
     digest = hashlib.sha256()
     for n in sorted(files):
         digest.update(n.encode() + b"\0" + files[n] + b"\0")
-    compiler = "none" if not cpp else languages._tool_version(["g++", "--version"])
+    compiler = "none" if not cpp and not scripts else languages._tool_version(["g++", "--version"])
 
     def build(tmp: Path) -> None:
         for n, data in files.items():
             (tmp / n).parent.mkdir(parents=True, exist_ok=True)
             (tmp / n).write_bytes(data)
-        if cpp:
+        if scripts:
+            _run_build_script(tmp, where)
+        elif cpp:
             gcc = "gcc" if all(n.endswith(".c") for n in cpp) else "g++"
             argv = [gcc, "-O2", "-pipe", "-o", "checker", *cpp] + (["-std=gnu++17"] if gcc == "g++" else ["-lm"])
             proc = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=300, env=languages._clean_env(str(tmp)))
@@ -373,12 +390,34 @@ def build_checker(
         root = languages._build_once(f"checker-{digest.hexdigest()[:16]}-{compiler}", build)
     except subprocess.TimeoutExpired:
         raise JudgeError(f"{where}: the checker's build timed out.") from None
-    if cpp:
+    if scripts:
+        argv = [str(root / "run")]
+    elif cpp:
         argv = [str(root / "checker")]
     else:
         main = next((p for p in py if Path(p).stem in ("validate", "checker", "validator", "main")), py[0])
         argv = ["python3", str(root / main)]
-    return {"type": kind, "argv": argv, "args": list(args), "interactive": bool(interactive), "name": where}
+    checker = {"type": kind, "argv": argv, "args": list(args), "interactive": bool(interactive), "name": where}
+    if passes > 1:
+        checker["passes"] = passes
+    return checker
+
+
+def _run_build_script(folder: Path, where: str) -> None:
+    """The package format's program folder: run its ``build`` (if any) there; it must leave an executable ``run``."""
+    from passatk.execute._worker.compiled import first_error
+
+    build, run = folder / "build", folder / "run"
+    if build.exists():
+        build.chmod(0o755)  # a copy of a package may have lost the executable bit
+        proc = subprocess.run(
+            [str(build)], cwd=folder, capture_output=True, text=True, timeout=300, env=languages._clean_env(str(folder))
+        )
+        if proc.returncode != 0:
+            raise JudgeError(f"{where}/build: the checker does not build: {first_error(proc.stderr or proc.stdout)}")
+    if not run.is_file():
+        raise JudgeError(f"{where}: its build script left no run file.")
+    run.chmod(run.stat().st_mode | 0o755)
 
 
 # --------------------------------------------------------------------------- #
@@ -670,13 +709,16 @@ def load_package(path: str | os.PathLike, *, time_limit: float | None = None, in
     package), else none is stated (``time_limit_stated`` False: :func:`judge`
     derives it from the accepted submissions; other uses take 1 s).  ``validation: custom`` (or ``type`` naming it) uses
     ``output_validators/*`` or ``output_validator/``; ``custom interactive``
-    (or ``type: interactive``) makes the validator interactive.
+    (or ``type: interactive``) makes the validator interactive; ``custom
+    multi-pass`` (or ``type`` naming it) runs a case again for as long as the
+    validator writes ``nextpass.in``, at most ``limits.validation_passes``
+    (default 2) runs.
 
     Raises
     ------
     JudgeError
         No such folder, no test data, a validator missing or failing to build
-        (naming the file), or a multi-pass problem (not supported).
+        (naming the file), or a ``validation_passes`` below 2.
     """
     root = Path(path)
     if not root.is_dir():
@@ -686,8 +728,6 @@ def load_package(path: str | os.PathLike, *, time_limit: float | None = None, in
     validation = str(meta.get("validation") or "default")
     kind = meta.get("type") or ""
     kinds = set(kind.split() if isinstance(kind, str) else kind) | set(validation.split())
-    if "multi-pass" in kinds:
-        raise JudgeError(f"{root / 'problem.yaml'}: multi-pass validation is not supported by passatk's judge.")
     cases, names = [], []
     for part in ("sample", "secret"):
         folder = root / "data" / part
@@ -707,7 +747,7 @@ def load_package(path: str | os.PathLike, *, time_limit: float | None = None, in
             time_limit = _contest_time_limit(root)
     checker = None
     interactive = "interactive" in kinds
-    if "custom" in kinds or interactive or meta.get("type") in ("interactive",):
+    if kinds & {"custom", "interactive", "multi-pass"}:
         found = [p for p in (root / "output_validators", root / "output_validator") if p.is_dir()]
         if not found:
             raise JudgeError(f"{root / 'problem.yaml'}: validation is custom but there is no output_validators/ folder.")
@@ -715,7 +755,8 @@ def load_package(path: str | os.PathLike, *, time_limit: float | None = None, in
         subs = [p for p in sorted(base.iterdir()) if p.is_dir()]
         target = subs[0] if subs and base.name == "output_validators" else base
         args = parse_args(meta.get("validator_flags"))
-        checker = build_checker(target, kind="kattis", interactive=interactive, args=args, include=include)
+        passes = _passes(limits.get("validation_passes", 2), root / "problem.yaml") if "multi-pass" in kinds else 1
+        checker = build_checker(target, kind="kattis", interactive=interactive, args=args, include=include, passes=passes)
     compare = parse_flags(meta.get("validator_flags")) if checker is None else {}
     return ContestProblem(
         name=root.name,
@@ -730,6 +771,13 @@ def load_package(path: str | os.PathLike, *, time_limit: float | None = None, in
         checker=checker,
         path=root,
     )
+
+
+def _passes(value, where) -> int:
+    """``limits.validation_passes`` as an int of at least 2 (the package format's rule), else an error naming the file."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+        raise JudgeError(f"{where}: limits.validation_passes must be an integer of at least 2; got {value!r}.")
+    return value
 
 
 def parse_args(flags) -> list[str]:
@@ -992,6 +1040,7 @@ def task_of(task: Mapping, timeout: float, all_cases: bool, where: str) -> dict:
                 args=checker.get("args", ()),
                 include=checker.get("include", ()),
                 name=f"{where}['checker']",
+                passes=checker.get("passes", 1),
             ) | {k: checker[k] for k in ("cpu", "memory_mb") if checker.get(k) is not None}
     compare = extra.get("compare")
     if compare is None and checker is None:

@@ -15,7 +15,8 @@ its output compared outside the program.  The job (made by
                  "float_absolute_tolerance": None, "float_relative_tolerance": None}
                  or {"rule": "lines" | "apps" | "livecodebench"},
      "checker": None or {"type": "kattis" | "testlib", "argv": [...], "args": [...],
-                         "interactive": bool, "cpu": seconds, "memory_mb": MiB},
+                         "interactive": bool, "cpu": seconds, "memory_mb": MiB,
+                         "passes": most runs of a case (multi-pass validation)},
      "all_cases": bool}
 
 Who holds what.  The sample's process (forked from the zygote, :func:`serve`)
@@ -182,6 +183,7 @@ def _run_one(step, path, fds, sock):
         "cpu": round(outcome.cpu, 4),
         "wall": round(outcome.wall, 4),
         "rss": outcome.rss,
+        "ended": time.monotonic(),  # when its wait returned: which of it and an interactive validator ended first
     }
 
 
@@ -360,11 +362,13 @@ def _judge_error(what, checker, detail):
     return "judge_error", f"the {what} {checker.get('name') or checker['argv'][-1]} {detail}"
 
 
-def _check(checker, case_input, answer, output, cfg):
-    """``(verdict, detail)`` from the problem's checker on one run's output (never the submission's process)."""
-    base = tempfile.mkdtemp(prefix="passatk-check-")
+def _check(checker, case_input, answer, output, base):
+    """``(verdict, detail)`` from the problem's checker on one run's output (never the submission's process).
+
+    ``base`` is the case's own directory (the checker's working directory, its
+    ``feedback`` folder inside), made by the worker where the program cannot reach it.
+    """
     feedback = os.path.join(base, "feedback")
-    os.mkdir(feedback)
     fds = [memfd(case_input, "input"), memfd(answer, "answer"), memfd(output, "output")]
     err_r, err_w = os.pipe()
     out_r, out_w = os.pipe()
@@ -410,7 +414,6 @@ def _check(checker, case_input, answer, output, cfg):
                     os.close(fd)
                 except OSError:
                     pass
-        shutil.rmtree(base, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- #
@@ -523,8 +526,8 @@ def _collect(ctrl, zyg, out_r, err_r, limit, wall):
     return report, bytes(out), bytes(err), exceeded
 
 
-def _plain_case(job, run, ctrl, zyg, case_input, answer, cfg):
-    """One run on one case's input; (verdict, detail, report)."""
+def _plain_case(job, run, ctrl, zyg, case_input, answer, base):
+    """One run on one case's input, judged in the case's directory ``base``; (verdict, detail, report)."""
     in_fd = memfd(case_input, "stdin")
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -543,7 +546,7 @@ def _plain_case(job, run, ctrl, zyg, case_input, answer, cfg):
     if exceeded:  # as DOMjudge: output past the limit is dropped and the run goes on; within its limits, OLE
         return "output_limit_exceeded", f"more than {limit >> 20} MiB of output", report
     if job.get("checker"):
-        verdict, detail = _check(job["checker"], case_input, answer, out, cfg)
+        verdict, detail = _check(job["checker"], case_input, answer, out, base)
     else:
         ok, detail = compare(out, answer, job.get("compare"))
         verdict = "accepted" if ok else "wrong_answer"
@@ -552,8 +555,16 @@ def _plain_case(job, run, ctrl, zyg, case_input, answer, cfg):
     return verdict, detail, report
 
 
-def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
-    """One run against the problem's interactive validator, bytes relayed through this process."""
+def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
+    """One run against the problem's interactive validator, bytes relayed through this process; (verdict, detail, report).
+
+    The verdict is DOMjudge's (``determineVerdict`` of its judgedaemon): a
+    validator that failed (ran out of time, was killed, exited neither 42 nor
+    43) is a judge error whatever the program did; a wrong answer from a
+    validator that ended before the program decides; else how the program
+    ended (out of time, crashed, too much output); else the validator's word.
+    Which ended first is decided by when each process's wait returned.
+    """
     checker = job["checker"]
     sub_in_r, sub_in_w = os.pipe()
     sub_out_r, sub_out_w = os.pipe()
@@ -563,9 +574,7 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
     finally:
         for fd in (sub_in_r, sub_out_w, err_w):
             os.close(fd)
-    base = tempfile.mkdtemp(prefix="passatk-interact-")
     feedback = os.path.join(base, "feedback")
-    os.mkdir(feedback)
     files = [memfd(case_input, "input"), memfd(answer, "answer")]
     val_in_r, val_in_w = os.pipe()
     val_out_r, val_out_w = os.pipe()
@@ -587,8 +596,7 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
     tails = {err_r: bytearray(), val_err_r: bytearray()}
     limit = int(job.get("output_mb") or 8) << 20
     sent = {sub_out_r: 0, val_out_r: 0}
-    report = val_status = None
-    order = []  # which of "program" and "validator" ended first
+    report = val_status = val_ended = None
     wall = run["wall"] + _GRACE
     poller = select.poll()
     for fd in (sub_out_r, val_out_r, err_r, val_err_r, ctrl.fileno(), zyg.sock.fileno(), pidfd):
@@ -619,9 +627,6 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
                         continue
                     if not chunk:
                         poller.unregister(fd)
-                        who = "program" if fd == sub_out_r else "validator"
-                        if who not in order:
-                            order.append(who)  # its output ended: it ended (or closed it), whatever it says later
                         target = route[fd]
                         closing.add(target)
                         if target in open_w and not pending[target]:
@@ -664,8 +669,8 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
                     del tails[fd][:-_TAIL]
                 elif fd == pidfd:
                     _, val_status, _ = os.wait4(pid, 0)
+                    val_ended = time.monotonic()
                     poller.unregister(pidfd)
-                    order.append("validator")
                     # (its output still on its way to the program is relayed; its end closes the program's input)
                     if os.WIFEXITED(val_status) and os.WEXITSTATUS(val_status) == _KATTIS_WA and report is None:
                         send(ctrl, "stop", {})  # a wrong answer decides: no need to wait for the program
@@ -678,9 +683,7 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
                     for x in extra:
                         os.close(x)
                     if name == "ran":
-                        report = data
-                        if "program" not in order:
-                            order.append("program")
+                        report = {**data, "ended": min(data.get("ended", math.inf), time.monotonic())}
                         poller.unregister(ctrl.fileno())
                         wall = min(wall, time.monotonic() - start + _STUCK)  # the validator's last moments
                         closing.add(val_in_w)
@@ -706,32 +709,29 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, cfg):
         for fd in list(open_w):
             close_w(fd)
         message = _feedback(feedback)
-        shutil.rmtree(base, ignore_errors=True)
     if gone:
         raise _Gone("the program's process ended during a case")
     if report is None:
         send(ctrl, "stop", {})
         report = _await(ctrl, zyg, run["wall"] + _GRACE)[1]
     said = message or bytes(tails[val_err_r]).decode("utf-8", "replace").strip()[-200:]
-    # Kattis's order: a wrong answer the validator gave before the program ended decides; else
-    # how the program ended (out of time, crashed), then the validator's verdict
-    code = os.WEXITSTATUS(val_status) if not isinstance(val_status, tuple) and os.WIFEXITED(val_status) else None
-    if code == _KATTIS_WA and order and order[0] == "validator":
+    if isinstance(val_status, tuple):
+        return (*_judge_error("interactive validator", checker, "did not end within the case's time"), report)
+    if not os.WIFEXITED(val_status):
+        return (*_judge_error("interactive validator", checker, f"was killed by signal {os.WTERMSIG(val_status)}"), report)
+    code = os.WEXITSTATUS(val_status)
+    if code not in (_KATTIS_AC, _KATTIS_WA):
+        return (*_judge_error("interactive validator", checker, f"exited {code}, neither 42 nor 43: {said}"), report)
+    if code == _KATTIS_WA and val_ended < report.get("ended", math.inf):
         return "wrong_answer", said, report
     bad = _ended(report, bytes(tails[err_r]), run.get("memory_bytes"))
     if bad is not None:
         return (*bad, report)
     if stopped:
         return "output_limit_exceeded", f"more than {limit >> 20} MiB of output", report
-    if isinstance(val_status, tuple):
-        return (*_judge_error("interactive validator", checker, "did not end within the case's time"), report)
-    if code is None:
-        return (*_judge_error("interactive validator", checker, f"was killed by signal {os.WTERMSIG(val_status)}"), report)
     if code == _KATTIS_AC:
         return "accepted", "", report
-    if code == _KATTIS_WA:
-        return "wrong_answer", said, report
-    return (*_judge_error("interactive validator", checker, f"exited {code}, neither 42 nor 43: {said}"), report)
+    return "wrong_answer", said, report
 
 
 def _bytes(text):
@@ -751,6 +751,47 @@ def _build_failed(report):
     return detail
 
 
+def _judge_case(one, job, run, ctrl, zyg, case_input, answer):
+    """One case, in as many passes as its validator asks for; ``(verdict, detail, report, passes)``.
+
+    A multi-pass problem (``checker["passes"]`` above 1, ICPC's ``validation:
+    custom multi-pass``): after an accepted pass the validator may write
+    ``nextpass.in`` into its feedback directory; the program then runs afresh
+    with that as its input, and the validator judges the pass with it as the
+    case's input (the answer stays), until a pass is not accepted or writes no
+    ``nextpass.in``.  The feedback directory lasts the whole case, less
+    ``nextpass.in`` (DOMjudge's behaviour); asking for more than ``passes``
+    passes is a judge error.  The directory is the worker's, out of the
+    program's reach, so only the validator can ask for a pass.
+    """
+    passes = int((job.get("checker") or {}).get("passes") or 1)
+    base = tempfile.mkdtemp(prefix="passatk-case-")
+    feedback = os.path.join(base, "feedback")
+    os.mkdir(feedback)
+    nextpass = os.path.join(feedback, "nextpass.in")
+    total = {}
+    try:
+        for n in range(1, passes + 1):
+            verdict, detail, report = one(job, run, ctrl, zyg, case_input, answer, base)
+            if report:
+                total = {
+                    **report,
+                    "cpu": total.get("cpu", 0.0) + report.get("cpu", 0.0),
+                    "wall": total.get("wall", 0.0) + report.get("wall", 0.0),
+                    "rss": max(total.get("rss", 0), report.get("rss", 0)),
+                }
+            if passes == 1 or verdict != "accepted" or not os.path.exists(nextpass):
+                return verdict, (f"pass {n}: {detail}" if passes > 1 and detail else detail), total, n
+            if n == passes:
+                detail = f"asked for pass {n + 1} (nextpass.in) of a problem with at most {passes}"
+                return (*_judge_error("output validator", job["checker"], detail), total, n)
+            with open(nextpass, "rb") as fh:
+                case_input = fh.read()
+            os.unlink(nextpass)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def run_cases(job, cfg, zyg):
     """Build once, run each case afresh; ``((status, detail), cpu, wall, passed, output)`` for :func:`.kinds.run_job`."""
     time_limit = float(job.get("time_limit") or cfg["timeout"])
@@ -763,8 +804,9 @@ def run_cases(job, cfg, zyg):
     cases = job["cases"]
     names = job.get("names") or [str(i + 1) for i in range(len(cases))]
     builds = every[:-1]
-    cpu_budget = sum(s["cpu"] for s in builds) + len(cases) * (run["cpu"] + 0.5) + 5.0
-    wall_budget = sum(s["wall"] for s in builds) + len(cases) * (run["wall"] + 1.0) + 5.0
+    rounds = int((job.get("checker") or {}).get("passes") or 1)  # a case's runs at most (multi-pass problems)
+    cpu_budget = sum(s["cpu"] for s in builds) + len(cases) * rounds * (run["cpu"] + 0.5) + 5.0
+    wall_budget = sum(s["wall"] for s in builds) + len(cases) * rounds * (run["wall"] + 1.0) + 5.0
     memories = [s["memory_bytes"] for s in every]
     memory = None if any(m is None for m in memories) else max(memories)
     ctrl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -807,8 +849,9 @@ def run_cases(job, cfg, zyg):
             one = _interactive_case if (job.get("checker") or {}).get("interactive") else _plain_case
             for name, (case_input, answer) in zip(names, cases):
                 data_in, data_ans = _bytes(case_input), _bytes(answer)
+                passes = None
                 try:
-                    verdict, detail, report = one(job, run, ctrl, zyg, data_in, data_ans, cfg)
+                    verdict, detail, report, passes = _judge_case(one, job, run, ctrl, zyg, data_in, data_ans)
                 except _Gone as exc:
                     verdict, detail, report = "run_time_error", f"the program's process ended ({exc})", {}
                 cpu_used += report.get("cpu", 0.0)
@@ -820,6 +863,7 @@ def run_cases(job, cfg, zyg):
                         "cpu": report.get("cpu", 0.0),
                         "wall": report.get("wall", 0.0),
                         "memory_kb": report.get("rss", 0),
+                        **({"passes": passes} if passes and rounds > 1 else {}),
                         **({"detail": detail[:300]} if detail else {}),
                     }
                 )
