@@ -127,6 +127,7 @@ class Zygote:
 
     def __init__(self, sock):
         self.sock, self._id, self.ended = sock, 0, None
+        self.resident = None  # a run kept going between jobs (a warm checker, see .coqwarm): its close() ends it
 
     def configure(self, cfg):
         """Send the config; the zygote sets itself up meanwhile (see :meth:`wait_ready`)."""
@@ -158,7 +159,10 @@ class Zygote:
         """Ask for a run of ``source``; the descriptors given are passed over and may be closed after.
 
         ``call`` (``steps`` runs, with a ``channel``): the sample's end of a judged program's call channel.
+        A resident run is ended first.
         """
+        if self.resident is not None:
+            self.resident.close()
         self._id += 1
         self.ended = None
         program = memfd(source.encode("utf-8", "surrogatepass"), "program")
