@@ -92,10 +92,11 @@ def _installed(name: str) -> None:
                 f"here; on Debian 12: apt-get install {' '.join(missing)}."
             )
     elif name == "coq":
-        missing = [b for b in ("coqc", "coqchk", "coqtop") if shutil.which(b, path=SANDBOX_PATH) is None]
+        # coqtop checks; gcc builds the fork library of the warm toplevel (Debian's coq depends on it, through ocaml)
+        missing = [b for b in ("coqtop", "gcc") if shutil.which(b, path=SANDBOX_PATH) is None]
         if missing:
             raise ToolchainMissing(
-                f"Coq proofs need {', '.join(missing)}, not installed here; on Debian 12: apt-get install coq."
+                f"Coq proofs need {', '.join(missing)}, not installed here; on Debian 12: apt-get install coq gcc."
             )
     else:
         if shutil.which("lake", path=SANDBOX_PATH) is None or shutil.which("lean", path=SANDBOX_PATH) is None:

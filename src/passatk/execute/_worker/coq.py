@@ -1,48 +1,48 @@
-"""Coq proofs: compiled by ``coqc``, replayed by ``coqchk``, compared and audited from trusted commands.
+"""Coq proofs: checked in a warm ``coqtop`` forked for each attempt (:mod:`.coqwarm`), judged from trusted commands.
 
 What the attempt controls is its whole proof script: it follows the
-problem's statement in ``Attempt.v`` and may close the theorem early, state
-it again under notations, instances or coercions of its own, declare axioms,
-``Admitted`` it, ``Require`` other libraries, set options, print anything and
-end with ``Quit``.  So nothing the attempt's process says is believed.  Three
-processes run in the sample's sandbox (steps of the zygote's ``steps``
-mode), each started fresh:
+problem's theorem and may close the theorem early, state it again under
+notations, instances or coercions of its own, declare axioms, ``Admitted``
+it, ``Require`` other libraries, set options, print anything, leave a proof
+open or read its own standard input.  So nothing it prints is believed, and
+what decides is the kernel's answer to questions asked around it.  The
+child that checks one attempt is forked from a toplevel that has executed
+only the statement's preamble, and reads (:func:`check_script`):
 
-1. ``coqc`` compiles ``Attempt.v`` (the statement's preamble and theorem, then
-   the proof) into ``Attempt.vo``; an error is the attempt's failure.
-2. ``coqchk`` replays the kernel on ``Attempt.vo`` (every definition and proof
-   of the attempt is type-checked again, independently of the vernacular
-   that produced it) and prints the axioms of everything loaded with fully
-   qualified names: each must come from an allowed library (``Coq.``, the
-   standard library), none from the attempt (``Top.Attempt.``: an ``Axiom``,
-   a ``Parameter``, an ``Admitted`` theorem), and no definition may rely on
-   type-in-type, an unchecked fixpoint or assumed positivity.
-3. ``coqtop`` reads trusted commands on its standard input (the attempt never
-   sees them): the statement's preamble, the theorem again under a name of
-   the check's own (elaborated before anything of the attempt is loaded),
-   then ``Require Top.Attempt``; it prints the loaded libraries and ML
-   modules, and compares the type of the attempt's theorem with the
-   reference's after elaboration (``constr_eq_nounivs``: the same term up to
-   universe names).  The libraries must all be allowed ones, the ML modules
-   Coq's own plugins.  The lines of each answer are framed by markers
-   carrying a nonce made for this check alone, after the attempt was
-   compiled, so a message the attempt wrote into its ``.vo`` cannot pose as
-   an answer.
+1. the theorem again under a name of the check's own, ``Admitted``, and its
+   type as a definition ``passatk_stmt_<nonce>``: elaborated before anything
+   of the attempt is read, so no notation, scope, instance or coercion of the
+   attempt's can change what it means;
+2. ``Module passatk_M_<nonce>``, the attempt (the theorem, then the proof) by
+   ``Load`` from a descriptor of its own (a comment or string it leaves open
+   ends with the file; a proof left open is an error), ``End``: everything
+   the attempt declares is then named ``passatk_M_<nonce>.…``, a name it cannot
+   know, so no axiom of its own can print as one of the standard library's;
+3. the kernel's typing flags set back, notations off, then
+   ``Definition passatk_chk_<nonce> : passatk_stmt_<nonce> := @passatk_M_<nonce>.<name>``:
+   the kernel type-checks the attempt's proof against the reference statement
+   (up to conversion: a proof of a convertible statement is a proof of it);
+4. ``Print Assumptions`` of that definition (each axiom must be the standard
+   library's, none ``passatk_…``, and nothing may be assumed guarded,
+   positive or typed in a collapsed hierarchy), ``Print Libraries`` (all
+   allowed: ``Coq.``) and ``Print ML Modules`` (Coq's own plugins).
 
-The worker reads the three transcripts and decides (:func:`judge`).
+Each answer is framed by ``Locate`` markers carrying a nonce made for this
+check (``No object of basename passatk_<nonce>_<section>``), which only
+executing the check's own commands prints.  The worker reads the sections
+and decides (:func:`judge`).
 """
 
 import os
 import re
 
-__all__ = ["ALLOWED_LIBRARIES", "PLUGINS", "attempt_file", "check_script", "judge", "plugins", "steps"]
+__all__ = ["ALLOWED_LIBRARIES", "ENV", "PLUGINS", "attempt_file", "check_script", "first_error", "judge", "plugins"]
 
 ALLOWED_LIBRARIES = ("Coq.",)  # logical prefixes of the libraries an attempt may load
-ATTEMPT = "Top.Attempt"
 PLUGINS = "/usr/lib/ocaml/coq-core/plugins"  # Debian's Coq plugins (COQCORELIB/plugins), unless the job names them
 # findlib (which Coq asks where its plugins are) reads /etc/ocamlfind.conf, outside the sandbox: its defaults and
 # Debian's library folder instead
-_ENV = {
+ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "HOME": "{dir}",
     "TMPDIR": "{dir}/.tmp",
@@ -52,82 +52,64 @@ _ENV = {
 }
 
 
-def steps(timeout):
-    """The three steps (``coqc``, ``coqchk``, ``coqtop`` on trusted input) with their CPU seconds."""
-    return [
-        {
-            "argv": ["coqc", "-q", "-native-compiler", "no", "-Q", ".", "Top", "Attempt.v"],
-            "env": _ENV,
-            "phase": "build",
-            "cpu": timeout + 5.0,
-        },
-        {
-            "argv": ["coqchk", "-silent", "-o", "-norec", ATTEMPT, "-Q", ".", "Top"],
-            "env": _ENV,
-            "phase": "build",
-            "cpu": timeout + 10.0,
-        },
-        {
-            "argv": ["coqtop", "-q", "-native-compiler", "no", "-Q", ".", "Top"],
-            "env": _ENV,
-            "phase": "run",
-            "cpu": 20.0,
-        },
-    ]
-
-
 def attempt_file(statement, proof):
-    """``Attempt.v``: the statement's preamble and theorem, then the attempt's proof."""
-    return "\n".join([*statement["preamble"], statement["theorem"], proof]) + "\n"
-
-
-def _marker(nonce, name):
-    return f"passatk_{nonce}_{name}"
+    """What the check loads as the attempt: the problem's theorem, then the attempt's proof (the preamble is the server's)."""
+    return statement["theorem"] + "\n" + proof + "\n"
 
 
 def check_script(statement, nonce):
-    """The check's trusted commands (see the module docstring); ``nonce`` frames each answer."""
-    ref = f"passatk_reference_{nonce}"
-    name = statement["name"]
+    """The check's commands after the preamble (see the module docstring); ``nonce`` names and frames everything.
 
-    def mark(what):  # one line of coqtop's, "No object of basename passatk_<nonce>_<what>"
-        return f"Locate {_marker(nonce, what)}."
+    >>> print(check_script({"name": "t", "rest": ": True."}, "00ff").splitlines()[7])
+    Load "./Attempt.v".
+    """
+    ref, module = f"passatk_ref_{nonce}", f"passatk_M_{nonce}"
+
+    def mark(what):  # coqtop answers "No object of basename passatk_<nonce>_<what>"
+        return f"Locate passatk_{nonce}_{what}."
 
     return "\n".join(
         [
-            *statement["preamble"],
+            mark("reference"),
             f"Theorem {ref} {statement['rest']}",
             "Admitted.",
-            f"Require {ATTEMPT}.",
+            f"Definition passatk_stmt_{nonce} := ltac:(let t := type of {ref} in exact t).",
+            "Unset Lia Cache. Unset Nia Cache. Unset Nra Cache.",  # micromega's cache is a file in the working directory
+            mark("attempt"),
+            f"Module {module}.",
+            'Load "./Attempt.v".',
+            f"End {module}.",
+            mark("check"),
+            "Set Guard Checking. Set Positivity Checking. Set Universe Checking.",
+            "Unset Printing Notations. Set Printing Width 100000. Set Printing Depth 100000.",
+            f"Definition passatk_chk_{nonce} : passatk_stmt_{nonce} := @{module}.{statement['name']}.",
+            mark("axioms"),
+            f"Print Assumptions passatk_chk_{nonce}.",
             mark("libraries"),
             "Print Libraries.",
             mark("ml"),
             "Print ML Modules.",
-            mark("statement"),
-            f"Goal True. let a := type of {ATTEMPT}.{name} in let b := type of {ref} in constr_eq_nounivs a b; "
-            f'idtac "{_marker(nonce, "same")}". Abort.',
             mark("end"),
             "",
         ]
     )
 
 
-def _sections(text, nonce):
-    """``{marker name: [lines]}`` of coqtop's answers between the check's markers.
+_PROMPT = re.compile(r"^(?:[\w']+ < )+")  # coqtop's prompts ("Coq < ", "<proof name> < ") before an answer
 
-    A section starts at a marker's ``Locate`` answer (or, for ``same``, at the
-    line the comparison prints when it succeeds).
-    """
-    prefix = f"passatk_{nonce}_"
+
+def _sections(text, nonce):
+    """``{section: [lines]}`` of coqtop's answers between the check's markers (prompts removed, blank lines dropped)."""
+    opening = f"No object of basename passatk_{nonce}_"
     out, current = {}, None
-    for line in text.splitlines():
-        bare = line.strip()
-        name = bare[len("No object of basename ") :] if bare.startswith("No object of basename ") else bare
-        if name.startswith(prefix) and name[len(prefix) :].isidentifier():
-            current = name[len(prefix) :]
+    for raw in text.splitlines():
+        line = _PROMPT.sub("", raw).rstrip()
+        name = line[len(opening) :] if line.startswith(opening) else None
+        if name is not None and name.isidentifier():
+            current = name
             out.setdefault(current, [])
-        elif current is not None and bare:
-            out[current].append(bare)
+        elif current is not None and line.strip():
+            out[current].append(line)
     return out
 
 
@@ -147,95 +129,105 @@ def _ml_name(line):
     return first.rsplit(".", 1)[-1] + "_plugin"
 
 
-_AXIOM_SECTIONS = (
-    "Constants/Inductives relying on type-in-type:",
-    "Constants/Inductives relying on unsafe (co)fixpoints:",
-    "Inductives whose positivity is assumed:",
-)
+_ENTRY = re.compile(r"([A-Za-z_][\w'.]*) : ")
+_FETCHING = "Fetching opaque proofs from disk for "
 
 
-def _coqchk(text, allowed):
-    """``(status, detail)`` of ``coqchk -o``'s context summary, or None when it is clean.
+def _assumptions(lines, nonce):
+    """``(status, detail)`` of ``Print Assumptions``' answer when it refuses the proof, else None.
 
-    The summary is sections ``* Title: item`` or ``* Title:`` with one item a
-    line below; ``<none>`` when empty.
+    Only two answers are clean: "Closed under the global context", or
+    "Axioms:" and entries ``name : type`` (continued on indented lines) none
+    of which is the check's or the attempt's (``passatk_…``).  Any other line
+    (an assumed guard, positivity or hierarchy, a section variable, an error)
+    refuses it.
     """
-    found, current = {}, None
-    for line in text.splitlines():
-        if line.startswith("* "):
-            head, _, rest = line[2:].partition(":")
-            current = found.setdefault(head.strip() + ":", [])
-            if rest.strip():
-                current.append(rest.strip())
-        elif current is not None and line.strip() and line.startswith(" "):
-            current.append(line.strip())
-    if "Axioms:" not in found:
-        return "error", "coqchk printed no context summary: " + " ".join(text.split())[:300]
-    if any(head not in found for head in _AXIOM_SECTIONS):
-        return "error", "coqchk's context summary is incomplete"
-    own = [a for a in found["Axioms:"] if a != "<none>" and not a.startswith(allowed)]
+    lines = [ln for ln in lines if not ln.startswith(_FETCHING)]
+    if lines == ["Closed under the global context"]:
+        return None
+    if not lines or lines[0] != "Axioms:":
+        return "failed", "Print Assumptions: " + " ".join(" ".join(lines).split())[:300]
+    own = []
+    for line in lines[1:]:
+        if line[:1].isspace():
+            continue
+        entry = _ENTRY.match(line)
+        if entry is None:
+            return "failed", "Print Assumptions: " + line.replace(f"passatk_M_{nonce}.", "")[:300]
+        if "passatk_" in entry.group(1):
+            own.append(entry.group(1).replace(f"passatk_M_{nonce}.", ""))
     if own:
         return "failed", f"the proof assumes axioms of its own: {', '.join(own[:5])} (an Axiom, Parameter or Admitted)"
-    for head in _AXIOM_SECTIONS:
-        if found[head] != ["<none>"]:
-            return "failed", f"{head} {', '.join(found[head][:5])}"
     return None
 
 
-_LOCATION = re.compile(r'File "\./Attempt\.v", line (\d+)')
+def judge(statement, nonce, how, answers, allowed=ALLOWED_LIBRARIES, plugin_dir=PLUGINS):
+    """``(status, detail)`` of a check from how it ended and coqtop's answers (:meth:`.coqwarm.WarmCoq.check`).
 
+    ``plugin_dir`` is Coq's plugin folder, whose ``.cmxs`` files are the ML
+    modules allowed.
 
-def judge(statement, nonce, reports, check_out, check_err="", allowed=ALLOWED_LIBRARIES, plugin_dir=PLUGINS):
-    """``(status, detail)`` of a check from the steps' reports and coqtop's standard output and error.
-
-    ``reports`` are the build steps' ``{"how", "return_code", "output"}``
-    (``coqc``, then ``coqchk``), as :mod:`.compiled` gives them; ``plugin_dir``
-    is Coq's plugin folder, whose ``.cmxs`` files are the ML modules allowed.
+    >>> judge({"name": "t"}, "00ff", "statement", "Error: Cannot find a physical path bound to logical path X.")[0]
+    'error'
     """
-    compiled = reports[0] if reports else None
-    if compiled is None or compiled["how"] != "exited" or compiled["return_code"] != 0:
-        said = (compiled or {}).get("output", "")
-        where = _LOCATION.search(said)
-        message = _first_error(said)
-        if "Anomaly" in message or compiled is None or compiled["how"] != "exited":
-            return "error", f"coqc failed: {message}"
-        if where and int(where.group(1)) <= "\n".join([*statement["preamble"], statement["theorem"]]).count("\n") + 1:
-            return "error", f"the statement does not compile: {message}"
-        return "failed", f"coqc: {message}"
-    replayed = reports[1] if len(reports) > 1 else None
-    if replayed is None or replayed["how"] != "exited" or replayed["return_code"] != 0:
-        return "failed", "coqchk rejected the compiled proof: " + _first_error((replayed or {}).get("output", ""))
-    refused = _coqchk(replayed["output"], tuple(allowed))
+    if how == "statement":
+        return "error", f"the statement does not compile: {answers}"
+    if how == "timeout":
+        return "timeout", "the check ran out of time"
+    if how == "limit":
+        return "failed", "the check wrote too much"
+    said = _sections(answers, nonce)
+    reference = said.get("reference")
+    if reference is None or "attempt" not in said:
+        return "error", "the check did not start: " + " ".join(answers.split())[-300:]
+    if any(ln.startswith("Error") for ln in reference):
+        return "error", f"the statement does not compile: {first_error(chr(10).join(reference))}"
+    if "end" not in said:
+        if "out of memory" in answers.lower():
+            return "oom", "coqtop ran out of memory"
+        return "error", "the check did not run to its end: " + " ".join(answers.split())[-300:]
+    if any(ln.startswith("Error") for ln in said["attempt"]):
+        return "failed", f"coq: {first_error(chr(10).join(said['attempt']))}"
+    if f"passatk_chk_{nonce} is defined" not in said["check"]:
+        why = first_error("\n".join(said["check"])).replace(f"passatk_M_{nonce}.", "")
+        why = why.replace(f'"passatk_stmt_{nonce}"', "the problem's statement")
+        return "failed", f"the proof's {statement['name']} is not the problem's statement: {why}"
+    refused = _assumptions(said.get("axioms", []), nonce)
     if refused is not None:
         return refused
-    said = _sections(check_out, nonce)
-    if "end" not in said:
-        return "error", "the check did not run to its end: " + " ".join(check_out.split())[-300:]
-    libraries = [ln for ln in said.get("libraries", []) if ln != "Loaded library files:"]
-    if ATTEMPT not in libraries:
-        return "error", f"the check could not load the compiled proof: {' '.join(said.get('libraries', []))[:300]}"
-    stray = [lib for lib in libraries if lib != ATTEMPT and not lib.startswith(tuple(allowed))]
-    if stray:
+    libraries = [ln.strip() for ln in said.get("libraries", []) if ln.strip() != "Loaded library files:"]
+    stray = [lib for lib in libraries if not lib.startswith(tuple(allowed))]
+    if not libraries or stray:
         return "failed", f"the proof loads libraries outside the allowed ones ({', '.join(allowed)}): {', '.join(stray[:5])}"
     known = plugins(plugin_dir)
     if not known:
         return "error", f"no Coq plugin found in {plugin_dir}: the ML modules cannot be audited"
-    modules = [_ml_name(ln) for ln in said.get("ml", []) if ln != "Loaded ML Modules:"]
+    modules = [_ml_name(ln.strip()) for ln in said.get("ml", []) if ln.strip() != "Loaded ML Modules:"]
     foreign = [m for m in modules if m not in known]
     if foreign:
         return "failed", f"the proof loads ML modules that are not Coq's own plugins: {', '.join(foreign[:5])}"
-    if "same" not in said:
-        return "failed", f"the proof's {statement['name']} is not the problem's statement: {_first_error(check_err)}"
     return "passed", ""
 
 
-def _first_error(text):
-    """Coq's first error message, with its location line."""
-    lines = [ln.rstrip() for ln in text.splitlines() if not ln.startswith("Coq <")]  # coqtop's prompts
+_NOT_ERROR = ("Toplevel input", "File ", "Warning", "Module ", "Loaded ", "No object of basename", ">")
+
+
+def first_error(text):
+    """Coq's first error message, with the line before it that says where.
+
+    >>> first_error("Toplevel input, characters 0-3:\\n> foo.\\n> ^^^\\nError: Unknown command.")
+    'Error: Unknown command.'
+    """
+    lines = [_PROMPT.sub("", ln).rstrip() for ln in text.splitlines()]
     for k, line in enumerate(lines):
         if line.startswith("Error"):
             where = next((lines[j] for j in range(k - 1, -1, -1) if lines[j].startswith("File ")), "")
-            body = " ".join(x.strip() for x in lines[k : k + 4] if x.strip())
+            body = []
+            for x in lines[k : k + 4]:
+                if body and (x.startswith(_NOT_ERROR) or x.endswith((" is defined", " is declared"))):
+                    break
+                body.append(x.strip())
+            body = " ".join(x for x in body if x)
             return (f"{where} {body}".strip())[:400]
     said = " ".join(ln.strip() for ln in lines if ln.strip())
     return (said or "no message")[:400]

@@ -22,7 +22,7 @@ is an ``error``, ``compile_error`` or ``timeout``, never a pass.
 
 import os
 
-from . import coq, lean, metamath
+from . import coq, coqwarm, lean, metamath
 from .compiled import run_program
 
 __all__ = ["run_proof"]
@@ -67,42 +67,20 @@ def _metamath(job, cfg, zyg):
     return metamath.judge(output["stdout"], labels), cpu, wall, None
 
 
-def _build_stopped(builds):
-    """A build step that ran out of time or memory: its verdict, else None."""
-    for name, report in zip(("coqc", "coqchk"), builds):
-        if report["how"] == "timeout":
-            return "timeout", f"{name} timed out (CPU {report['cpu']:.2f} s)"
-        if report["how"] == "stopped":
-            return "failed", f"{name} wrote too much"
-        if "Out of memory" in report.get("output", ""):
-            return "oom", f"{name} ran out of memory"
-    return None
-
-
 def _coq(job, cfg, zyg):
-    nonce = os.urandom(8).hex()  # made here, after the job was built; the attempt's process never sees it
-    statement = job["statement"]
-    program = {
-        "kind": "program",
-        "source": coq.attempt_file(statement, job["proof"]),
-        "file": "Attempt.v",
-        "steps": coq.steps(_timeout(job, cfg)),
-        "rule": {"exit": 0},
-        "stdin": coq.check_script(statement, nonce),
-        "output": True,
-    }
-    (status, detail), cpu, wall, _, output = run_program(program, cfg, zyg)
-    stopped = _build_stopped(output["build"])
-    if stopped is not None:
-        return stopped, cpu, wall, None
-    built = len(output["build"]) == 2 and all(r["how"] == "exited" and r["return_code"] == 0 for r in output["build"])
-    if built:
-        stopped = _stopped(status, detail, output)
-        if stopped is not None:
-            return stopped, cpu, wall, None
+    nonce = os.urandom(8).hex()  # made here, after the job was built; the attempt never sees it before it has run
+    warm = cfg.get("coq")
+    if warm is None:
+        warm = cfg["coq"] = coqwarm.WarmCoq(zyg, cfg)
+    for tries in (1, 2):  # a toplevel that stopped (its run ended, a limit) is started again once
+        try:
+            how, answers, cpu, wall = warm.check(job["statement"], job["proof"], _timeout(job, cfg), nonce)
+            break
+        except coqwarm.WarmCoqError as exc:
+            if tries == 2:
+                return ("error", str(exc)), 0.0, 0.0, None
     allowed, plugin_dir = job.get("allowed") or coq.ALLOWED_LIBRARIES, job.get("plugins") or coq.PLUGINS
-    verdict = coq.judge(statement, nonce, output["build"], output["stdout"], output["stderr"], allowed, plugin_dir)
-    return verdict, cpu, wall, None
+    return coq.judge(job["statement"], nonce, how, answers, allowed, plugin_dir), cpu, wall, None
 
 
 def _lean(job, cfg, zyg):
