@@ -297,14 +297,25 @@ COQ_CHEATS = {
     "Axiom": (
         FALSE_COQ,
         "Proof. Abort.\nAxiom cheat : False.\nTheorem five : 2 + 3 = 6.\nProof. destruct cheat. Qed.",
-        "Top.Attempt.cheat",
+        "axioms of its own: cheat",
     ),
     "Parameter": (
         FALSE_COQ,
         "Proof. Abort.\nParameter p : 2 + 3 = 6.\nTheorem five : 2 + 3 = 6.\nProof. exact p. Qed.",
-        "Top.Attempt.p",
+        "axioms of its own: p",
     ),
-    "unused axiom": (ARITH + "Theorem t (n : nat) : n + 0 = n.", "Proof. lia. Qed.\nAxiom junk : False.", "Top.Attempt.junk"),
+    "axiom in a lemma": (
+        FALSE_COQ,
+        "Proof. Abort.\nModule M. Axiom cheat : False. End M.\nLemma l : False. Proof. exact M.cheat. Qed.\n"
+        "Theorem five : 2 + 3 = 6.\nProof. destruct l. Qed.",
+        "axioms of its own: M.cheat",
+    ),
+    "axiom named as the library's": (
+        "Require Import Reals.\nTheorem five : 2 + 3 = 6.",
+        "Proof. Abort.\nModule ClassicalDedekindReals. Axiom sig_forall_dec : False. End ClassicalDedekindReals.\n"
+        "Theorem five : 2 + 3 = 6.\nProof. destruct ClassicalDedekindReals.sig_forall_dec. Qed.",
+        "axioms of its own: ClassicalDedekindReals.sig_forall_dec",
+    ),
     "notation": (
         FALSE_COQ,
         'Proof. Abort.\nLocal Notation "x + y" := (Nat.mul x y).\nTheorem five : 2 + 3 = 6.\nProof. reflexivity. Qed.',
@@ -326,7 +337,7 @@ COQ_CHEATS = {
         FALSE_COQ,
         "Proof. Abort.\nUnset Guard Checking.\nFixpoint loop (n : nat) : False := loop n.\nSet Guard Checking.\n"
         "Theorem five : 2 + 3 = 6.\nProof. destruct (loop 0). Qed.",
-        "unsafe (co)fixpoints",
+        "assumed to be guarded",
     ),
     "Require outside the list": (
         ARITH + "Theorem t (n : nat) : n + 0 = n.",
@@ -386,7 +397,7 @@ class TestCoqCheck:
         """One step changed: coqc's error, and a failure."""
         for statement, proof in COQ_WRONG:
             verdict = _check(verifier, "coq", statement, proof)
-            assert verdict.status == "failed" and "coqc:" in verdict.detail, verdict
+            assert verdict.status == "failed" and "coq:" in verdict.detail, verdict
 
     @pytest.mark.parametrize("name", list(COQ_CHEATS))
     def test_cheats_pass_a_naive_checker_and_fail_here(self, verifier, coq_installed, tmp_path, name):
@@ -413,54 +424,98 @@ class TestCoqCheck:
             verifier.verify([{"language": "coq", "statement": FALSE_COQ, "proof": "Proof. Qed.", "source": "x"}])
 
 
+HOSTILE_THEN_VICTIM = [  # (statement, proof, the truth): hostile attempts, each followed by one it could sway
+    (FALSE_COQ, "Proof. Abort.\nAxiom cheat : forall P : Prop, P.\n#[global] Hint Resolve cheat : core.", "failed"),
+    ("Theorem six : 2 + 2 = 5.", "Proof. auto. Qed.", "failed"),  # proved by the hint, were it still there
+    (FALSE_COQ, 'Proof. Abort.\nNotation "x + y" := (Nat.mul x y).', "failed"),
+    ("Theorem seven : 2 + 3 = 6.", "Proof. reflexivity. Qed.", "failed"),  # 2 * 3 = 6, were the notation still there
+    ("Require Import Arith.\nTheorem eight : False.", "Proof.", "failed"),  # a proof left open
+    ("Require Import Arith.\nTheorem nine (n : nat) : n + 0 = n.", "Proof. auto with arith. Qed.", "passed"),
+    ("Require Import Arith.\nTheorem ten : True.", 'Proof. exact I. Qed.\n(* "', "failed"),  # a comment left open
+    ("Require Import Arith.\nTheorem eleven : 1 = 1.", "Proof. reflexivity. Qed.", "passed"),
+]
+
+
+def naive_warm_coq(attempts) -> list[bool]:
+    """A naive warm checker: one coqtop fed each attempt (statement, then proof) in turn; a pass when no error shows."""
+    script = "".join(f"{s}\n{p}\nLocate passatk_naive_{i}.\n" for i, (s, p, _) in enumerate(attempts))
+    out = subprocess.run(["coqtop", "-q"], input=script, capture_output=True, text=True, timeout=120)
+    said = (out.stdout + out.stderr).split("No object of basename passatk_naive_")[:-1]  # what each attempt printed
+    return ["Error" not in chunk for chunk in said] + [False] * (len(attempts) - len(said))  # swallowed: no pass
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+class TestWarmIsolation:
+    def test_a_hostile_attempt_cannot_sway_the_next_one(self, coq_installed):
+        """Attempts checked one after another by one warm toplevel: an axiom with a hint, a notation, a proof or a
+        comment left open change nothing for the next attempt.  The weaker design, one coqtop fed every attempt in
+        turn (as a REPL-based checker is), lets the axiom's hint prove 2 + 2 = 5 and the notation 2 + 3 = 6, and the
+        open comment swallows the honest proof after it."""
+        naive = naive_warm_coq(HOSTILE_THEN_VICTIM)
+        assert (naive[1], naive[3], naive[7]) == (True, True, False), naive
+        with Verifier(workers=1, timeout=20) as one:  # a single worker: every attempt goes to the same warm toplevel
+            verdicts = one.verify([{"language": "coq", "statement": s, "proof": p} for s, p, _ in HOSTILE_THEN_VICTIM])
+        assert [v.status for v in verdicts] == [truth for _, _, truth in HOSTILE_THEN_VICTIM], [v.detail for v in verdicts]
+
+
 class TestCoqJudge:
-    """The worker's reading of the three transcripts, on transcripts written by hand."""
+    """The worker's reading of a check's answers, on answers written by hand."""
 
     NONCE = "00ff"
     STATEMENT = {"preamble": [], "theorem": "Theorem t : True.", "name": "t", "rest": ": True."}
-    CLEAN = "* Axioms:\n    Coq.ssr.ssrunder.Under_rel.Over_rel\n" + "".join(
-        f"* {head} <none>\n" for head in ("Constants/Inductives relying on type-in-type:",
-                                           "Constants/Inductives relying on unsafe (co)fixpoints:",
-                                           "Inductives whose positivity is assumed:")
-    )  # fmt: skip
 
-    def _judge(self, check_out, summary=CLEAN):
-        built = [{"how": "exited", "return_code": 0, "output": ""}, {"how": "exited", "return_code": 0, "output": summary}]
-        return coq.judge(self.STATEMENT, self.NONCE, built, check_out, "", ("Coq.",), coq.PLUGINS)
+    def _out(self, attempt=(), check=("passatk_chk_00ff is defined",), axioms=("Closed under the global context",),
+             libraries=("Coq.Init.Prelude",), ml=("ltac_plugin.cmxs (using legacy method)",), end=True):  # fmt: skip
+        m = f"No object of basename passatk_{self.NONCE}_"
+        sections = [("reference", ["passatk_ref_00ff is declared"]), ("attempt", list(attempt)), ("check", list(check))]
+        sections += [("axioms", list(axioms)), ("libraries", ["Loaded library files: ", *libraries])]
+        sections += [("ml", ["Loaded ML Modules: ", *ml])] + ([("end", [])] if end else [])
+        return "\n".join(f"Coq < {m}{name}\n" + "\n".join(lines) for name, lines in sections) + "\n"
 
-    def _out(self, libraries=("Coq.Init.Prelude", "Top.Attempt"), ml=("ltac_plugin.cmxs (using legacy method)",), same=True):
-        m = f"passatk_{self.NONCE}_"
-        lines = [f"No object of basename {m}libraries", "Loaded library files:", *libraries]
-        lines += [f"No object of basename {m}ml", "Loaded ML Modules:", *ml, f"No object of basename {m}statement"]
-        return "\n".join([*lines, *([f"{m}same"] if same else []), f"No object of basename {m}end", ""])
+    def _judge(self, answers, how="exited"):
+        return coq.judge(self.STATEMENT, self.NONCE, how, answers, ("Coq.",), coq.PLUGINS)
 
     def test_clean(self):
-        """Coq's own libraries and plugins, the same statement, no axiom of the attempt's: passed."""
+        """The kernel took the proof, no axiom, Coq's own libraries and plugins: passed."""
         if not coq.plugins():
             pytest.skip(f"no Coq plugins in {coq.PLUGINS}")
         assert self._judge(self._out()) == ("passed", "")
+        axioms = ("Axioms:", "ClassicalDedekindReals.sig_forall_dec : forall (P : forall _ : nat, Prop), sumbool", "  (P 0)")
+        assert self._judge(self._out(axioms=axioms)) == ("passed", "")  # the standard library's own
 
     @pytest.mark.parametrize(
-        ("kwargs", "summary", "status", "detail"),
+        ("kwargs", "status", "detail"),
         [
-            ({"ml": ("evil_plugin.cmxs",)}, CLEAN, "failed", "not Coq's own plugins"),
-            ({"libraries": ("Top.Attempt", "Ltac2.Ltac2")}, CLEAN, "failed", "outside the allowed ones"),
-            ({"same": False}, CLEAN, "failed", "not the problem's statement"),
-            ({}, CLEAN.replace("Coq.ssr.ssrunder.Under_rel.Over_rel", "Top.Attempt.cheat"), "failed", "Top.Attempt.cheat"),
-            ({}, CLEAN.replace("Inductives whose positivity is assumed: <none>", "Inductives whose"), "error", "incomplete"),
+            ({"attempt": ('File "./Attempt.v", line 2, characters 0-4:', "Error: No such goal.")}, "failed", "coq: "),
+            ({"check": ("Error: The term has type", "while it is expected")}, "failed", "not the problem's statement"),
+            ({"axioms": ("Axioms:", "passatk_M_00ff.cheat : False")}, "failed", "axioms of its own: cheat"),
+            ({"axioms": ("Axioms:", "passatk_ref_00ff : True")}, "failed", "axioms of its own: passatk_ref_00ff"),
+            ({"axioms": ("Axioms:", "passatk_M_00ff.loop is assumed to be guarded.")}, "failed", "assumed to be guarded"),
+            ({"axioms": ("...",)}, "failed", "Print Assumptions"),
+            ({"axioms": ()}, "failed", "Print Assumptions"),
+            ({"libraries": ("Coq.Init.Prelude", "Ltac2.Ltac2")}, "failed", "outside the allowed ones"),
+            ({"ml": ("evil_plugin.cmxs",)}, "failed", "not Coq's own plugins"),
+            ({"end": False}, "error", "did not run to its end"),
         ],
     )
-    def test_refusals(self, kwargs, summary, status, detail):
-        """A foreign ML module or library, another statement, an axiom of the attempt's, a cut summary: not a pass."""
+    def test_refusals(self, kwargs, status, detail):
+        """An error, another statement, an axiom of the attempt's, an unsafe definition, an answer that is not one of
+        the two clean ones, a foreign library or plugin, a check cut short: not a pass."""
         if not coq.plugins():
             pytest.skip(f"no Coq plugins in {coq.PLUGINS}")
-        got = self._judge(self._out(**kwargs), summary)
+        got = self._judge(self._out(**kwargs))
         assert got[0] == status and detail in got[1], got
 
     def test_markers_without_the_nonce_do_not_count(self):
         """Lines that look like the check's answers but lack this check's nonce are not answers."""
         forged = self._out().replace(f"passatk_{self.NONCE}_", "passatk_1234_")
         assert self._judge(forged)[0] == "error"
+
+    @pytest.mark.parametrize(("how", "status"), [("timeout", "timeout"), ("limit", "failed"), ("statement", "error")])
+    def test_how_it_ended(self, how, status):
+        """Out of time, too much output, a preamble that does not load: never a pass."""
+        assert self._judge(self._out(), how=how)[0] == status
 
 
 # --------------------------------------------------------------------------- #

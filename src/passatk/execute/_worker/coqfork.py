@@ -33,6 +33,7 @@ another attempt's child.  The library unlinks itself once loaded, so no
 attempt can truncate the mapped file under its server.
 """
 
+import os
 import socket
 import struct
 
@@ -156,10 +157,14 @@ _REPLY = struct.Struct("=cxxxiq")
 
 
 class ForkServer:
-    """The worker's end of one serving toplevel's control socket."""
+    """The worker's end of one serving toplevel's control socket, and the read end of its output (``held``).
 
-    def __init__(self, sock):
-        self.sock = sock
+    The output is kept open as long as the toplevel: its last prompt may come
+    after the last answer read, and a closed pipe would kill it.
+    """
+
+    def __init__(self, sock, held):
+        self.sock, self.held = sock, held
 
     def _ask(self, message, fds=(), timeout=30.0):
         self.sock.settimeout(timeout)
@@ -190,3 +195,4 @@ class ForkServer:
     def close(self):
         """Close the control socket: the toplevel ends (and its children with it)."""
         self.sock.close()
+        os.close(self.held)

@@ -127,7 +127,7 @@ class WarmCoq:
                 os.close(fd)
             theirs.close()
         self.zyg.resident = self
-        self._held = [out_r, rep_r]
+        self._held = [rep_r]
         said, how = _read_until(rep_r, b"\n", time.monotonic() + wall_limit(self.cfg, _BUILD_CPU) + GRACE)
         try:
             report = json.loads(said.split(b"\n", 1)[0]) if how == "marker" else None
@@ -135,9 +135,10 @@ class WarmCoq:
             report = None
         if report is None or report.get("how") != "exited" or report.get("code") != 0:
             ours.close()
+            os.close(out_r)
             self.close()
             raise WarmCoqError(f"cannot build the fork library with gcc: {(report or {}).get('output', '')[:300]}")
-        self.base = coqfork.ForkServer(ours)
+        self.base = coqfork.ForkServer(ours, out_r)
 
     def close(self):
         """End the preamble servers, the bare toplevel and the resident run."""
@@ -175,16 +176,12 @@ class WarmCoq:
                 os.close(fd)
             theirs.close()
         ready = f"No object of basename passatk_{nonce}_ready".encode()
-        try:
-            said, how = _read_until(out_r, ready, time.monotonic() + wall_limit(self.cfg, _PREAMBLE_CPU))
-        finally:
-            os.close(out_r)
+        server = coqfork.ForkServer(ours, out_r)
+        said, how = _read_until(out_r, ready, time.monotonic() + wall_limit(self.cfg, _PREAMBLE_CPU))
         text = said.decode("utf-8", "replace")
         if how != "marker" or "\nError" in "\n" + text:
-            ours.close()
+            server.close()
             server = coq.first_error(text) if how == "marker" else f"the preamble did not load ({how}): {text[-300:]}"
-        else:
-            server = coqfork.ForkServer(ours)
         self.servers[key] = server
         while len(self.servers) > _SERVERS:
             _, old = self.servers.popitem(last=False)
