@@ -339,6 +339,69 @@ class TestCheckers:
 class TestPackages:
     """Bad packages are errors naming the file, never verdicts."""
 
+    BUILD = '#!/bin/sh\nprintf \'#!/bin/sh\\nexec python3 "$(dirname "$0")/check.py" "$@"\\n\' > run\nchmod +x run\n'
+
+    def _package(self, root, validator: dict):
+        (root / "problem.yaml").write_text("name: sum\nvalidation: custom\n")
+        (root / "data" / "secret").mkdir(parents=True)
+        (root / "data" / "secret" / "1.in").write_text("1 2\n")
+        (root / "data" / "secret" / "1.ans").write_text("3\n")
+        folder = root / "output_validators" / "v"
+        folder.mkdir(parents=True)
+        for name, text in validator.items():
+            (folder / name).write_text(text)
+        for sub, text in (("accepted", "print(3)\n"), ("wrong_answer", "print(4)\n")):
+            (root / "submissions" / sub).mkdir(parents=True)
+            (root / "submissions" / sub / "a.py").write_text(text)
+        return root
+
+    @pytest.mark.sandbox
+    @pytest.mark.parametrize("scripts", ["build", "run"])
+    def test_validator_with_build_or_run_script(self, tmp_path, verifier, scripts):
+        """A validator folder with a build script (which writes run) or a run script alone is the package format's any-language program."""
+        run = '#!/bin/sh\nexec python3 "$(dirname "$0")/check.py" "$@"\n'
+        files = {"check.py": KATTIS_PY, **({"build": self.BUILD} if scripts == "build" else {"run": run})}
+        prob = contest.load_package(self._package(tmp_path, files))
+        assert prob.checker["argv"][0].endswith("/run")
+        records = contest.judge(prob, verifier=verifier)
+        assert [(r["verdict"], r["agrees"]) for r in records] == [("accepted", True), ("wrong_answer", True)]
+
+    @pytest.mark.parametrize(
+        ("files", "message"),
+        [
+            (
+                {"build": "#!/bin/sh\necho 'no compiler here' >&2\nexit 1\n", "check.py": ""},
+                r"v/build: the checker does not build: .*no compiler",
+            ),
+            ({"build": "#!/bin/sh\ntrue\n", "check.py": ""}, r"v: its build script left no run file"),
+        ],
+    )
+    def test_validator_build_script_fails(self, tmp_path, files, message):
+        """A build script that fails, or leaves no run, is an error naming the validator's folder."""
+        with pytest.raises(contest.JudgeError, match=message):
+            contest.load_package(self._package(tmp_path, files))
+
+    @pytest.mark.parametrize("passes", ["1", "two", "1.5"])
+    def test_bad_validation_passes(self, tmp_path, passes):
+        """limits.validation_passes below 2 or not an integer is an error naming problem.yaml and the value."""
+        root = self._package(tmp_path, {"check.py": KATTIS_PY})
+        (root / "problem.yaml").write_text(f"name: sum\nvalidation: custom multi-pass\nlimits:\n  validation_passes: {passes}\n")
+        with pytest.raises(contest.JudgeError, match=r"problem.yaml: limits.validation_passes must be an integer of at least 2"):
+            contest.load_package(root)
+
+    def test_multi_pass_default(self, tmp_path):
+        """A multi-pass package without validation_passes gets the format's default, 2; a plain one no passes."""
+        root = self._package(tmp_path, {"check.py": KATTIS_PY})
+        assert "passes" not in contest.load_package(root).checker
+        (root / "problem.yaml").write_text("name: sum\nvalidation: custom multi-pass\n")
+        assert contest.load_package(root).checker["passes"] == 2
+
+    @pytest.mark.parametrize("passes", [0, -1, True, 2.5])
+    def test_bad_passes_argument(self, passes):
+        """build_checker's passes must be a positive integer; the message echoes the value."""
+        with pytest.raises(ValueError, match=r"`passes` must be a positive integer; got passes="):
+            contest.build_checker(source=KATTIS_PY, passes=passes)
+
     def test_no_data(self, tmp_path):
         (tmp_path / "problem.yaml").write_text("name: empty\n")
         with pytest.raises(contest.JudgeError, match=r"no test data"):
@@ -411,6 +474,81 @@ class TestRecords:
         ]
         result = passatk.evaluate(samples, problems, workers=1)
         assert [r["status"] for r in result.records] == ["passed", "failed"]
+
+
+SPIN = "import time\nend = time.process_time() + 1.5\nwhile time.process_time() < end:\n    pass\nprint(3)\n"
+SPIN_RECORD = {"name": "spin", "public_tests": {"input": ["1 2\n"], "output": ["3\n"]}, "time_limit": 1}
+
+
+class TestTimeMultipliers:
+    """A factor on a contest problem's time limit per language, for evaluate as for passatk judge."""
+
+    @pytest.mark.parametrize(
+        ("given", "message"),
+        [
+            ({"cobol": 2}, r"`time_multipliers` names 'cobol', which is not a language passatk knows"),
+            ({"java": 0}, r"`time_multipliers\['java'\]` must be a positive number; got 0"),
+            ({"java": "x"}, r"`time_multipliers\['java'\]` must be a positive number; got 'x'"),
+            ({"java": float("inf")}, r"must be a positive number; got inf"),
+        ],
+    )
+    def test_bad_multipliers(self, given, message):
+        """Each bad entry is an error naming it and its value."""
+        with pytest.raises(ValueError, match=message):
+            contest.time_multipliers_iv(given)
+
+    def test_names_are_normalised(self):
+        """A factor given for c++ or py applies to passatk's cpp and python (a raw lookup missed them silently)."""
+        prob = contest.problem_from_record(SPIN_RECORD)
+        _need("cpp")
+        assert prob.job("cpp", CPP_SUM, time_multipliers={"C++": 2})["time_limit"] == 2.0
+        assert prob.job("python", SPIN, time_multipliers={"py": 3})["time_limit"] == 3.0
+
+    def test_only_for_contest_problems(self):
+        """Multipliers for problems none of which is a contest problem are an error, not ignored."""
+        from passatk.execute.tasks import Problem
+
+        with pytest.raises(ValueError, match=r"apply to contest problems"):
+            contest.with_time_multipliers({"t": Problem("t", "stdio", {"cases": [], "rule": "lines"})}, {"python": 2})
+
+    @pytest.mark.sandbox
+    def test_evaluate(self, tmp_path):
+        """A Python answer spinning 1.5 s is out of time under the 1 s limit, accepted with python=3, not with cpp=3."""
+        import json
+
+        import passatk
+
+        problems = tmp_path / "problems.jsonl"
+        problems.write_text(json.dumps(SPIN_RECORD) + "\n")
+        samples = [{"task_id": "spin", "completion": f"```python\n{SPIN}```\n"}]
+        statuses = [
+            passatk.evaluate(samples, problems, workers=1, time_multipliers=factors).records[0]["status"]
+            for factors in (None, {"python": 3}, {"cpp": 3})
+        ]
+        assert statuses == ["timeout", "passed", "timeout"]
+
+    @pytest.mark.sandbox
+    def test_cli(self, tmp_path):
+        """passatk evaluate --time-multiplier LANGUAGE=FACTOR; a bad one is a one-line error (exit 2, passatk's user error)."""
+        import json
+
+        from typer.testing import CliRunner
+
+        from passatk.cli import app
+
+        problems = tmp_path / "problems.jsonl"
+        problems.write_text(json.dumps(SPIN_RECORD) + "\n")
+        samples = tmp_path / "samples.jsonl"
+        samples.write_text(json.dumps({"task_id": "spin", "completion": f"```python\n{SPIN}```\n"}) + "\n")
+        out = tmp_path / "results.jsonl"
+        base = ["evaluate", str(samples), "--problems", str(problems), "--out", str(out), "--workers", "1", "-k", "1", "--quiet"]
+        runner = CliRunner()
+        ok = runner.invoke(app, [*base, "--time-multiplier", "python=3"])
+        assert ok.exit_code == 0, ok.output
+        assert json.loads(out.read_text())["status"] == "passed"
+        for bad, said in (("python", "must be LANGUAGE=FACTOR"), ("cobol=2", "not a language passatk knows")):
+            out = runner.invoke(app, [*base, "--fresh", "--time-multiplier", bad])
+            assert out.exit_code == 2 and said in out.output, out.output
 
 
 @pytest.mark.sandbox
@@ -540,3 +678,170 @@ class TestInteractive:
         src = GUESS_RIGHT.replace('!strcmp(said, "correct")) return 0;', '!strcmp(said, "correct")) for(;;);')
         v = self._verify(verifier, src)
         assert v.output["verdict"] == "time_limit_exceeded"
+
+    def test_wrong_answer_of_a_validator_that_ended_first(self, verifier):
+        """The program closes its output and spins; the validator says wrong answer and ends first: wrong_answer (DOMjudge).
+
+        The weaker design took the end of the program's output for its end:
+        the program "ended" first, so the verdict was how it ended (stopped,
+        a run_time_error), not the validator's wrong answer, which DOMjudge
+        reports when the validator's process exited first.
+        """
+        v = self._verify(verifier, "import os\nos.close(1)\nwhile True:\n    pass\n", "python")
+        assert v.output["verdict"] == "wrong_answer", v.detail
+
+    def test_failed_validator_beats_a_crash(self, verifier):
+        """A validator that fails is a judge error even when the program crashed too (DOMjudge checks the validator first).
+
+        The weaker design (Kattis's order) reported the program's crash, a
+        run_time_error, hiding that the problem's validator is broken.
+        """
+        checker = {"source": "import sys\nsys.stdin.read()\nsys.exit(1)\n", "type": "kattis", "interactive": True}
+        task = {"language": "python", "source": "import sys\nsys.exit(3)\n", "stdio": self.CASES[:1], "checker": checker}
+        v = verifier.verify([{**task, "timeout": 2}])[0]
+        assert (v.status, v.output["verdict"]) == ("sandbox_error", "judge_error")
+        assert "neither 42 nor 43" in v.detail
+
+
+COUNT_VALIDATOR = """import os, sys
+# input "N T": the program must print N + 1; below T the next pass is "N+1 T"; the answer is the case's first N
+inp, ans, feedback = sys.argv[1], sys.argv[2], sys.argv[3]
+n, t = map(int, open(inp).read().split())
+first = int(open(ans).read())
+if os.path.exists(os.path.join(feedback, "nextpass.in")):
+    sys.exit(2)  # the judge must remove the last pass's nextpass.in: a judge error otherwise
+with open(os.path.join(feedback, "log.txt"), "a") as log:  # state of the validator's own, kept between passes
+    log.write(f"{n}\\n")
+got = sys.stdin.read().split()
+if got != [str(n + 1)]:
+    open(os.path.join(feedback, "judgemessage.txt"), "w").write(f"expected {n + 1}, got {got[:3]}")
+    sys.exit(43)
+if n + 1 < t:
+    open(os.path.join(feedback, "nextpass.in"), "w").write(f"{n + 1} {t}\\n")
+    sys.exit(42)
+seen = open(os.path.join(feedback, "log.txt")).read().split()
+sys.exit(42 if seen == [str(k) for k in range(first, t)] else 3)  # every pass logged: the feedback dir lasted
+"""
+JUMBLE_VALIDATOR = """import os, re, sys
+# DOMjudge's jumble: pass 1 "jumble W": print a word of [a-z0-9] without W in it; pass 2 "unjumble X": print W again
+inp, ans, feedback = sys.argv[1], sys.argv[2], sys.argv[3]
+how, word = open(inp).read().split()
+got = sys.stdin.read().split()
+if len(got) != 1:
+    sys.exit(43)
+if how == "unjumble":
+    sys.exit(42 if got == open(ans).read().split() else 43)
+if not re.fullmatch("[a-z0-9]+", got[0]) or word in got[0]:
+    sys.exit(43)
+open(os.path.join(feedback, "nextpass.in"), "w").write(f"unjumble {got[0]}\\n")
+sys.exit(42)
+"""
+COUNT_RIGHT = "n, t = map(int, input().split())\nprint(n + 1)\n"
+
+
+@pytest.mark.sandbox
+class TestMultiPass:
+    """Multi-pass validation: the validator's nextpass.in is the next run's input, at most ``passes`` runs a case."""
+
+    def _verify(self, verifier, source, cases, validator=COUNT_VALIDATOR, passes=3, **extra):
+        checker = {"source": validator, "type": "kattis", "passes": passes}
+        task = {"language": "python", "source": source, "stdio": cases, "checker": checker, "timeout": 2, "contest": {}}
+        return verifier.verify([{**task, **extra}])[0]
+
+    def test_passes(self, verifier):
+        """Each case runs until the validator writes no nextpass.in; its record counts the passes."""
+        v = self._verify(verifier, COUNT_RIGHT, [["0 3\n", "0\n"], ["5 7\n", "5\n"], ["1 2\n", "1\n"]])
+        assert (v.status, v.output["verdict"], v.detail) == ("passed", "accepted", "")
+        assert [c["passes"] for c in v.output["cases"]] == [3, 2, 1]
+
+    def test_wrong_in_a_later_pass(self, verifier):
+        """A wrong answer in pass 2 is the case's verdict, and the detail says which pass."""
+        src = "n, t = map(int, input().split())\nprint(n + 1 if n == 0 else n + 2)\n"
+        v = self._verify(verifier, src, [["0 3\n", "0\n"]])
+        assert v.output["verdict"] == "wrong_answer"
+        assert v.detail == "case 1: pass 2: expected 2, got ['3']" and v.output["cases"][0]["passes"] == 2
+
+    def test_too_many_passes_is_a_judge_error(self, verifier):
+        """A validator that asks for a pass beyond the limit is a judge error (DOMjudge's), never a pass."""
+        v = self._verify(verifier, COUNT_RIGHT, [["0 5\n", "0\n"]], passes=3)
+        assert (v.status, v.output["verdict"]) == ("sandbox_error", "judge_error")
+        assert "asked for pass 4 (nextpass.in) of a problem with at most 3" in v.detail
+
+    def test_time_limit_is_per_pass(self, verifier):
+        """Each pass is a run of its own, under the case's time limit: 4 passes of 0.6 s fit a 1 s limit."""
+        src = "import time\nn, t = map(int, input().split())\nend = time.process_time() + 0.6\n"
+        src += "while time.process_time() < end:\n    pass\nprint(n + 1)\n"
+        v = self._verify(verifier, src, [["0 4\n", "0\n"]], passes=4, timeout=1)
+        assert v.output["verdict"] == "accepted" and v.output["cases"][0]["cpu"] > 2.0
+
+    def test_forged_next_pass(self, verifier):
+        """A program cannot ask for a pass: writing nextpass.in wherever it can, it is judged on its output alone.
+
+        The weaker design, a judge that reads nextpass.in from the program's
+        own working directory or TMPDIR (or a feedback directory it can see),
+        would run a second pass on "1 1" here, whose validator then fails
+        (log not starting at 0): a judge error the program chose.
+        """
+        src = (
+            "import glob, os\n"
+            "for d in ['.', os.environ.get('TMPDIR', '.'), '/tmp', *glob.glob('/tmp/*/feedback'), *glob.glob('/proc/*/cwd/feedback')]:\n"
+            "    try:\n"
+            "        open(os.path.join(d, 'nextpass.in'), 'w').write('1 1\\n')\n"
+            "    except OSError:\n"
+            "        pass\n" + COUNT_RIGHT
+        )
+        v = self._verify(verifier, src, [["0 1\n", "0\n"], ["4 5\n", "4\n"]])
+        assert (v.output["verdict"], [c["passes"] for c in v.output["cases"]]) == ("accepted", [1, 1])
+
+    @pytest.mark.parametrize(
+        ("spot", "verdict"),
+        [
+            ("tmpdir", "wrong_answer"),
+            ("/tmp", "wrong_answer"),
+            ("/dev/shm", "wrong_answer"),
+            ("daemon", "wrong_answer"),
+            ("own file", "run_time_error"),
+        ],
+    )
+    def test_no_memory_between_passes(self, verifier, spot, verdict):
+        """A program that keeps pass 1's word for pass 2 finds it gone (or is caught changing its own files).
+
+        DOMjudge gives every pass a fresh TMPDIR.  The weaker design, one
+        scratch space for all of a case's runs (passatk's before this test),
+        accepted each of these cheats on jumble, which the validator cannot
+        tell from an honest answer: the word kept in TMPDIR, /tmp, /dev/shm,
+        by a process left running (setsid, then written after the run), or
+        appended to the program's own source (a file it owns).
+        """
+        src = f"""import os, sys, time
+spot = {spot!r}
+path = {{"tmpdir": os.path.join(os.environ["TMPDIR"], "s"), "own file": os.path.abspath(__file__)}}.get(spot, spot + "/s")
+if spot == "daemon":
+    path = os.path.join(os.environ["TMPDIR"], "s")
+how, word = input().split()
+if how == "jumble":
+    if spot == "daemon":
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                time.sleep(0.5)
+                open(path, "w").write(word)
+            os._exit(0)
+    elif spot == "own file":
+        os.chmod(os.path.dirname(path), 0o755)
+        open(path, "a").write("\\n# " + word + "\\n")
+    else:
+        open(path, "w").write(word)
+    print("0")
+else:
+    if spot == "daemon":
+        time.sleep(1)
+    try:
+        print(open(path).read().split()[-1])
+    except (OSError, IndexError):
+        print("lost")
+"""
+        v = self._verify(verifier, src, [["jumble abc\n", "abc\n"]], validator=JUMBLE_VALIDATOR, passes=2)
+        assert v.output["verdict"] == verdict, v.output
+        if spot == "own file":
+            assert "the run changed its program's files (" in v.detail

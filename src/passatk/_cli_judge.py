@@ -12,10 +12,15 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["judge_cmd"]
+__all__ = ["judge_cmd", "parse_time_multipliers"]
 
 
-def _multipliers(values: list[str]) -> dict[str, float]:
+def parse_time_multipliers(values: list[str]) -> dict[str, float]:
+    """``--time-multiplier`` values (``LANGUAGE=FACTOR``) as a dict; one that is not is a one-line error (exit 1).
+
+    >>> parse_time_multipliers(["java=2", "python=3.5"])
+    {'java': 2.0, 'python': 3.5}
+    """
     from passatk.cli import fail
 
     out = {}
@@ -60,7 +65,7 @@ def judge_cmd(
             workers=workers,
             sandbox=sandbox,
             all_cases=all_cases,
-            time_multipliers=_multipliers(time_multiplier or []),
+            time_multipliers=parse_time_multipliers(time_multiplier or []),
         )
     except (ValueError, OSError) as exc:
         fail(str(exc))

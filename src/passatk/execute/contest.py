@@ -63,6 +63,8 @@ __all__ = [
     "problem_from_record",
     "submissions",
     "task_of",
+    "time_multipliers_iv",
+    "with_time_multipliers",
 ]
 
 DEFAULT_TIME_LIMIT = 1.0  # CPU seconds a case, when the problem says nothing (DOMjudge's default)
@@ -519,7 +521,7 @@ def cases_job(
         else:
             main = f"main.{ext.get(lang, lang)}"
     steps = recipe(lang, main, list(files), {main: source, **files})
-    limit = float(time_limit or DEFAULT_TIME_LIMIT) * float((time_multipliers or {}).get(lang, 1.0))
+    limit = float(time_limit or DEFAULT_TIME_LIMIT) * time_multipliers_iv(time_multipliers).get(lang, 1.0)
     job = {
         "kind": "cases",
         "language": lang,
@@ -542,6 +544,71 @@ def cases_job(
     if all_cases:
         job["all_cases"] = True
     return job
+
+
+def time_multipliers_iv(multipliers: Mapping[str, float] | None, where: str = "time_multipliers") -> dict[str, float]:
+    """``multipliers`` keyed by passatk's own language names (``c++`` -> ``cpp``), each a positive finite factor.
+
+    >>> time_multipliers_iv({"Java": 2, "c++": 1.5, "py": 3})
+    {'java': 2.0, 'cpp': 1.5, 'python': 3.0}
+
+    Raises
+    ------
+    TypeError
+        ``multipliers`` not a mapping.
+    ValueError
+        A language passatk does not know, or a factor that is not a positive number (the message names it).
+    """
+    if not multipliers:
+        return {}
+    if not isinstance(multipliers, Mapping):
+        raise TypeError(f"`{where}` must be a dict of language to factor ({{'java': 2}}); got {type(multipliers).__name__}.")
+    out = {}
+    for name, factor in multipliers.items():
+        key = str(name).lower()
+        lang = "python" if languages.is_python(key) else (EXTENSIONS.get(key) or _resolvable(key))
+        if lang is None:
+            raise ValueError(f"`{where}` names {name!r}, which is not a language passatk knows (c, cpp, java, python, ...).")
+        try:
+            value = float(factor)
+        except (TypeError, ValueError):
+            value = float("nan")
+        if isinstance(factor, bool) or not (0 < value < float("inf")):
+            raise ValueError(f"`{where}['{name}']` must be a positive number; got {factor!r}.")
+        out[lang] = value
+    return out
+
+
+def with_time_multipliers(problems: Mapping, multipliers: Mapping[str, float]) -> dict:
+    """``problems`` (``{name: Problem}``) with every contest problem's time limit scaled per language.
+
+    The other problems are unchanged; ``multipliers`` as for :func:`cases_job`.
+
+    >>> from passatk.execute.tasks import Problem
+    >>> prob = ContestProblem("sum", [["1 2\\n", "3\\n"]], ["1"], time_limit=1.0)
+    >>> scaled = with_time_multipliers({"sum": Problem("sum", "contest", {"problem": prob})}, {"java": 2})
+    >>> scaled["sum"].spec["problem"].job("java", "class Main { public static void main(String[] a) {} }")["time_limit"]
+    2.0
+
+    Raises
+    ------
+    ValueError
+        Bad multipliers (:func:`time_multipliers_iv`), or no contest problem among ``problems``.
+    """
+    factors = time_multipliers_iv(multipliers)
+    out = dict(problems)
+    scaled = 0
+    for name, problem in problems.items():
+        if getattr(problem, "kind", None) == "contest":
+            out[name] = replace(
+                problem, spec={**problem.spec, "problem": replace(problem.spec["problem"], time_multipliers=factors)}
+            )
+            scaled += 1
+    if factors and not scaled:
+        raise ValueError(
+            "`time_multipliers` apply to contest problems (packages, CodeContests or Codeforces records); there are none here."
+        )
+    return out
 
 
 def _text(value) -> str:
@@ -590,6 +657,9 @@ class ContestProblem:
         Kattis's problemtools does, and ``time_limit`` is only a placeholder.
     time_multiplier : float
         ``limits.time_multiplier`` of ``problem.yaml`` (default 5), the factor of that derivation.
+    time_multipliers : dict of str to float
+        A factor on ``time_limit`` per language for the jobs made by :meth:`job`
+        (:func:`with_time_multipliers`; empty: none).
     """
 
     name: str
@@ -603,13 +673,14 @@ class ContestProblem:
     path: Path | None = None
     time_limit_stated: bool = True
     time_multiplier: float = TIME_MULTIPLIER
+    time_multipliers: dict = field(default_factory=dict)
 
     def job(self, language: str, source: str, *, files=None, main=None, all_cases=False, time_multipliers=None) -> dict:
-        """:func:`cases_job` of a submission to this problem."""
+        """:func:`cases_job` of a submission to this problem (``time_multipliers`` default: the problem's own)."""
         return cases_job(
             language, source, self.cases, files=files, main=main, names=self.names, time_limit=self.time_limit,
             memory_mb=self.memory_mb, output_mb=self.output_mb, compare=self.compare, checker=self.checker,
-            all_cases=all_cases, time_multipliers=time_multipliers,
+            all_cases=all_cases, time_multipliers=self.time_multipliers if time_multipliers is None else time_multipliers,
         )  # fmt: skip
 
     def task(self, language: str, source: str, *, files=None, main=None, time_multipliers=None) -> dict:

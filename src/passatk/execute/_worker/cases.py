@@ -52,6 +52,7 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import tempfile
 import time
 
@@ -128,6 +129,8 @@ def _spawn_run(step, path, fds):
         hard = resource.getrlimit(resource.RLIMIT_AS)[1]
         memory = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
     program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
+    for fd in fds:  # received over the socket, they are inheritable: the program gets them as 0, 1, 2 only
+        os.set_inheritable(fd, False)
     try:
         if program is None:
             raise FileNotFoundError(argv[0])
@@ -187,8 +190,76 @@ def _run_one(step, path, fds, sock):
     }
 
 
+def _files(cwd):
+    """What a run must leave as the build made it: each entry below ``cwd`` (its ``.tmp`` aside) and its inode's state.
+
+    A run cannot create entries in its read-only directory, but it owns the
+    files there (and may chmod the directory back): any write, chmod or
+    rename changes an entry's change time, which no process can set.
+    """
+    found = {}
+    for top, dirs, names in os.walk(cwd):
+        if top == cwd:
+            dirs[:] = [d for d in dirs if d != ".tmp"]
+        for name in (top, *[os.path.join(top, n) for n in dirs + names]):
+            try:
+                st = os.lstat(name)
+            except OSError:
+                found[name] = None
+                continue
+            found[name] = (st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return found
+
+
+def _scratch(cwd, tmp):
+    """Where :func:`_fresh` clears: the directories to leave alone (``cwd``, binds), those walked to reach them, and modes."""
+    stay = (supervise.mounts_below(tmp) | {cwd}) if tmp else set()
+    walk = supervise.paths_to(stay, tmp) - stay if tmp else set()
+    tops = [os.path.join(cwd, ".tmp")] + ([tmp, *sorted(walk)] if tmp else [])
+    return {"tmp": tmp, "stay": stay, "walk": walk, "modes": [(t, stat.S_IMODE(os.lstat(t).st_mode)) for t in tops]}
+
+
+def _fresh(cwd, plan):
+    """Empty what a run may write and the next one could read (DOMjudge gives every run a fresh TMPDIR).
+
+    The run's ``.tmp`` (its TMPDIR); inside the sandbox (``plan["tmp"]`` is
+    its own ``/tmp``) first every process a run left (in the sandbox's pid
+    namespace, whose init is the zygote, our parent: ``kill(-1)``), then
+    ``/tmp`` around the run's directory and the binds below it, and
+    ``/dev/shm``.
+    """
+    if plan["tmp"] and os.getppid() == 1:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+    for top, mode in plan["modes"]:
+        supervise.restore_mode(top, mode)
+    supervise._clear(os.path.join(cwd, ".tmp"), frozenset())
+    if not plan["tmp"]:
+        return
+    for top in [plan["tmp"], *sorted(plan["walk"])]:
+        for entry in os.listdir(top):
+            full = os.path.join(top, entry)
+            if full in plan["stay"] or full in plan["walk"]:
+                continue
+            if os.path.isdir(full) and not os.path.islink(full):
+                supervise._remove_tree(full)
+            else:
+                try:
+                    os.unlink(full)
+                except OSError:
+                    pass
+    supervise._clear("/dev/shm", frozenset())
+
+
 def serve(source, channel_fd, spec):
-    """Write the program, build it, then run it once per ``case`` message; never returns."""
+    """Write the program, build it, then run it once per ``case`` message; never returns.
+
+    Every run starts from what the build left: :func:`_fresh` empties the
+    places a run may write, and a run that changed its program's files
+    (:func:`_files`) is reported as such (``"tampered"``) and is the last.
+    """
     sock = socket.socket(fileno=channel_fd)
     cwd = os.getcwd()
     os.makedirs(os.path.join(cwd, ".tmp"), exist_ok=True)
@@ -214,6 +285,8 @@ def serve(source, channel_fd, spec):
         if report["how"] != "exited" or report["code"] != 0:
             os._exit(0)
     os.chmod(cwd, 0o555)  # as DOMjudge: the program may not write its directory (.tmp stays writable)
+    built, plan = _files(cwd), _scratch(cwd, spec.get("scratch"))
+    _fresh(cwd, plan)
     send(sock, "built", {"step": len(every) - 1, "how": "ready"})
     run = every[-1]
     while True:
@@ -227,7 +300,16 @@ def serve(source, channel_fd, spec):
             if name == "stop":
                 continue
             break
-        send(sock, "ran", _run_one(run, path, fds, sock))
+        report = _run_one(run, path, fds, sock)
+        _fresh(cwd, plan)
+        now = _files(cwd)
+        if now != built:
+            report["tampered"] = next(
+                os.path.relpath(p, cwd) for p in sorted(set(now) | set(built)) if now.get(p) != built.get(p)
+            )
+        send(sock, "ran", report)
+        if "tampered" in report:
+            break
     os._exit(0)
 
 
@@ -452,7 +534,9 @@ def _oom(report, stderr, memory_bytes):
 
 
 def _ended(report, stderr, memory_bytes):
-    """The verdict of a run that did not end well (time, memory, crash), or None."""
+    """The verdict of a run that did not end well (time, memory, crash, its program's files changed), or None."""
+    if report.get("tampered"):
+        return "run_time_error", f"the run changed its program's files ({report['tampered'][:80]}), which are read-only to it"
     if report["how"] == "timeout" or report.get("signal") == signal.SIGXCPU:  # (the CPU limit's signal, when it came first)
         return "time_limit_exceeded", f"CPU {report['cpu']:.2f} s"
     if report.get("signal") is not None or report.get("code") not in (0, None):
@@ -810,7 +894,7 @@ def run_cases(job, cfg, zyg):
     memories = [s["memory_bytes"] for s in every]
     memory = None if any(m is None for m in memories) else max(memories)
     ctrl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    spec = {"file": job["file"], "steps": every, **{k: job[k] for k in ("links", "dirs") if k in job}}
+    spec = {"file": job["file"], "steps": every, "scratch": cfg.get("tmp"), **{k: job[k] for k in ("links", "dirs") if k in job}}
     source = job["source"]
     if job.get("files"):  # the other files travel with the program in its memfd (a packet to the zygote is small)
         source, spec["bundle"] = json.dumps({"main": source, "files": job["files"]}), True
@@ -871,7 +955,12 @@ def run_cases(job, cfg, zyg):
                     passed += 1
                     continue
                 first = first or (verdict, f"case {name}: {detail}" if detail else f"case {name}")
-                if not job.get("all_cases") or verdict in ("judge_error", "time_limit_exceeded") or not report:
+                if (
+                    not job.get("all_cases")
+                    or verdict in ("judge_error", "time_limit_exceeded")
+                    or not report
+                    or report.get("tampered")
+                ):
                     break  # (out of time: it would be on every case, as stdio jobs stop; no report: no process to run more)
     finally:
         ctrl.close()
