@@ -156,6 +156,7 @@ def evaluate(
     progress: Callable[[int, int, int], None] | None = None,
     backend: str = "local",
     ray_address: str | None = None,
+    time_multipliers: Mapping[str, float] | None = None,
 ) -> EvaluationResult:
     """Run every sample against its problem's tests in the sandbox and collect the verdicts.
 
@@ -208,6 +209,10 @@ def evaluate(
     ray_address : str, optional
         The Ray cluster for ``backend="ray"``; default: Ray as already initialised
         in this process, else a local cluster started for the run.
+    time_multipliers : dict of str to float, optional
+        Contest problems only: a factor on a case's time limit per language
+        (``{"java": 2, "python": 3}``), as ``passatk judge --time-multiplier``
+        (:func:`passatk.execute.contest.with_time_multipliers`).
 
     Returns
     -------
@@ -246,6 +251,10 @@ def evaluate(
     if verifier is None or problems is not None or dataset is not None:
         if not isinstance(problems, Mapping):
             problems = load_problems(problems, dataset=dataset)
+    if time_multipliers:
+        from passatk.execute.contest import with_time_multipliers
+
+        problems = with_time_multipliers(problems or {}, time_multipliers)
 
     def job(task: str, text: str) -> dict:
         return build_job(None if problems is None else problems[task], task, text, verifier=verifier)
