@@ -762,6 +762,10 @@ def evaluate(
     report: Annotated[
         Path | None, typer.Option("--report", help="Also write the HTML report of the results here (as `passatk report`).")
     ] = None,
+    time_multiplier: Annotated[
+        list[str] | None,
+        typer.Option(help="Contest problems: LANGUAGE=FACTOR, that language's time limit times FACTOR (repeatable)."),
+    ] = None,
     quiet: QuietOption = False,
     as_json: JsonOption = False,
     fmt: FormatOption = None,
@@ -796,6 +800,7 @@ def evaluate(
         python=python,
         backend=backend,
         ray_address=ray_address,
+        time_multipliers=parse_time_multipliers(time_multiplier or []),
     )
     _score([result.path], k, as_json, level, ci, target, seed, fmt=fmt, metric=metric, after_run=True)
     if report is not None:
@@ -1004,7 +1009,7 @@ def env_show(
         typer.echo(f"  {line}")
 
 
-from passatk._cli_judge import judge_cmd  # noqa: E402  (passatk judge: contest problems)
+from passatk._cli_judge import judge_cmd, parse_time_multipliers  # noqa: E402  (passatk judge: contest problems)
 
 app.command("judge")(judge_cmd)
 
