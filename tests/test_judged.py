@@ -100,7 +100,7 @@ class TestEntryPoint:
 
     def test_not_judged_languages_fall_back(self):
         """A language without a call server keeps the compiled job (None from judged_job)."""
-        spec = {"format": "multipl-e", "language": "rust", "prompt": "fn f() -> i64 {\n", "tests": "}\nfn main() {}\n"}
+        spec = {"format": "multipl-e", "language": "php", "prompt": "<?php\nfunction f() {\n", "tests": "}\n"}
         assert judged_job(spec, "1", {"steps": []}) is None
 
 
