@@ -334,3 +334,51 @@ def test_multiple_trivial_bodies_fail(shared_data, lang):
     got = _run([languages.program_job(problems[r["name"]].spec, TRIVIAL[lang]) for r in recs])
     bad = {r["name"]: (v.status, v.detail) for r, v in zip(recs, got) if v.status in ("passed", "sandbox_error")}
     assert bad == {}
+
+
+# --------------------------------------------------------------------------- #
+# the Verifier's door: {"language": "rust", "source", "tests"}
+# --------------------------------------------------------------------------- #
+_RS_ADD = "use std::collections::HashMap;\nfn add(x: i64, y: i64) -> i64 {\n    %s\n}\n"
+_RS_ADD_TESTS = (
+    "fn main() {\n    let candidate = add;\n    assert_eq!(candidate(1, 2), 3);\n    assert_eq!(candidate(5, 7), 12);\n}\n"
+)
+_RS_CONSTRUCTOR = (
+    '#[used] #[link_section = ".init_array"] static PASSATK_ATTACK: extern "C" fn() = {\n'
+    '    extern "C" fn run() { std::process::exit(0) }\n    run\n};\n'
+)
+
+
+@pytest.mark.sandbox
+def test_verifier_rust_tests_tasks_are_judged():
+    """A Rust Verifier task whose tests name the entry point (let candidate = f;) is judged: exit(0) passes only compiled."""
+    _need("rust")
+    from passatk.execute import Verifier
+
+    sources = [_RS_ADD % "x + y", _RS_ADD % "std::process::exit(0)", _RS_ADD % "x * y", _RS_ADD % "x * y" + _RS_CONSTRUCTOR]
+    compiled = _run([languages.code_tests_job("rust", s, _RS_ADD_TESTS, judged=False) for s in sources[1::2]])
+    assert [v.status for v in compiled] == ["passed", "passed"], compiled  # the attacks are real in the compiled mode
+    with Verifier(workers=2, timeout=10.0) as v:
+        got = v.verify([{"language": "rust", "source": s, "tests": _RS_ADD_TESTS} for s in sources])
+    assert [(g.status, g.judged) for g in got] == [("passed", True), ("error", True), ("failed", True), ("error", True)], got
+
+
+@pytest.mark.parametrize(
+    "source, marker",
+    [
+        (_RS_ADD % "0" + _RS_CONSTRUCTOR, "PASSATK_ATTACK"),  # a static of the sample's
+        ("fn add(x: i64, y: [u8; { std::process::exit(0); 1 }]) -> i64 {\n    0\n}\n", "exit(0); 1"),  # code in a type
+        ("use std::io; static Z: i32 = 0;\nfn add(x: i64, y: i64) -> i64 {\n    0\n}\n", "static Z"),  # an item after a use
+    ],
+)
+def test_the_rust_sample_source_never_runs_in_the_judge(source, marker):
+    """Only whole `use` lines and a header of plain types reach the judge: a static, code in a type, a trailing item never do.
+
+    Such a task is judged without them, or falls back to the compiled mode (judged: false).  A judge
+    built from the sample's whole source (the weaker design) would hold each marker, and run it.
+    """
+    _need("rust")
+    job = languages.code_tests_job(
+        "rust", source, "fn main() {\n    let candidate = add;\n    assert_eq!(candidate(1, 2), 0);\n}\n"
+    )
+    assert marker not in job.get("judge", {}).get("source", ""), job

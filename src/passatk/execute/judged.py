@@ -234,10 +234,12 @@ def code_tests_judged(language: str, source: str, tests: str, compiled: dict) ->
     """The judged job of a whole program and its tests (the Verifier's ``tests`` tasks), or None.
 
     As :func:`judged_job`, for a program that defines the entry point the tests
-    name (``auto candidate = f;``, MultiPL-E's form).
+    name (``auto candidate = f;``, ``let candidate = f;``: MultiPL-E's form).
     """
     if language == "cpp":
         programs = _cpp_code_programs(source, tests)
+    elif language == "rust":
+        programs = _rs_code_programs(source, tests)
     elif language in ("nodejs", "typescript"):
         programs = _js_code_programs(source, tests, ts=language == "typescript")
     else:
@@ -710,3 +712,38 @@ def _rust_programs(spec: Mapping, completion: str) -> tuple[str, str, dict, dict
         server = prompt + body + "\n" + tests[: main.start()] + _rs_server(*entry)
         judge = prompt + _rs_proxy(entry[1]) + tests
     return server + "\n" + _rs_rpc(), judge + "\n" + _rs_rpc(), {}, {}
+
+
+_RS_CANDIDATE = re.compile(r"\blet\s+candidate\s*=\s*(\w+)\s*;")
+# Only `use` lines of the sample's source reach the judge program, and its entry point's header is rebuilt
+# from types of a conservative grammar: no braces, no macros, no attributes, nothing that runs.
+_RS_USE = re.compile(r"^[ \t]*(use[ \t]+[\w:]+(?:::\{[\w:, \t]*\}|::\*)?[ \t]*;)[ \t]*$", re.M)
+_RS_TYPE = re.compile(r"[\w\s&'<>,()\[\];:]+")
+
+
+def _rs_code_programs(source: str, tests: str) -> tuple[str, str] | None:
+    """(call server, judge) for a whole Rust program and MultiPL-E-style tests (``let candidate = f;`` in ``main``), or None.
+
+    The judge program holds the source's ``use`` lines (those alone), the entry
+    point's header rebuilt from its types with the proxy as its body, the tests
+    and the channel's module.
+    """
+    from passatk.execute.languages import _RS_MAIN, _rust_code
+
+    code = _rust_code(tests)
+    named, main = _RS_CANDIDATE.search(code), _RS_MAIN.search(code)
+    if named is None or main is None:
+        return None
+    name = named.group(1)
+    header = re.compile(r"(?:^|\n)[ \t]*(?:pub\s+)?fn\s+" + name + r"\s*\(((?:[^()]|\([^()]*\))*)\)\s*(?:->\s*([^{};]+?))?\s*\{")
+    found = list(header.finditer(_rust_code(source)))
+    entry = _rs_entry(source[: found[-1].end()]) if found else None
+    ret = source[found[-1].start(2) : found[-1].end(2)].strip() if found and found[-1].group(2) else ""
+    if entry is None or not all(_RS_TYPE.fullmatch(t) for t in (ret or "()", *(t for _, t in entry[1]))):
+        return None
+    params = ", ".join(f"{n}: {t}" for n, t in entry[1])
+    head = f"fn {name}({params}){f' -> {ret}' if ret else ''} {{"
+    preamble = "".join(m.group(1) + "\n" for m in _RS_USE.finditer(source))
+    server = source + "\n" + tests[: main.start()] + _rs_server(*entry) + "\n" + _rs_rpc()
+    judge = preamble + head + _rs_proxy(entry[1]) + "}\n" + tests + "\n" + _rs_rpc()
+    return server, judge

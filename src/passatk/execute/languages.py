@@ -925,8 +925,9 @@ def code_tests_job(language: str, source: str, tests: str, *, judged: bool = Tru
     (MultiPL-E's: ``AssertionError``, ``panicked at``, ...) make a non-pass
     ``failed`` rather than ``error``, and for JavaScript and TypeScript an
     "Assertion failed" anywhere in the output fails it (``console.assert``
-    prints that and exits 0).  With ``judged`` (the default), C++ tests in
-    MultiPL-E's form (``auto candidate = f;`` then asserts) run in a judge
+    prints that and exits 0).  With ``judged`` (the default), C++, Rust,
+    JavaScript and TypeScript tests in MultiPL-E's form (``auto candidate = f;``,
+    ``let candidate = f;``, then asserts) run in a judge
     program that calls the program's ``f`` over a channel instead (see
     :mod:`passatk.execute.judged`); any other job says ``"judged": False``.
 
