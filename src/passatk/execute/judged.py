@@ -613,7 +613,9 @@ def _go_programs(spec: Mapping, completion: str) -> tuple[str, str, dict, dict] 
         if entry is None or package is None:
             return None
         server = setup + "\n" + imports + prompt + completion + "\n"
-        judge = setup + "\n" + prompt + _go_proxy(*entry) + spec["test"]
+        # the standard packages the completion names are imported for the tests too, as CodeGeeX does
+        # (Go/2, 4, 44 and 151's tests use math, which only a completion's use of it imports)
+        judge = setup + "\n" + imports + prompt + _go_proxy(*entry) + spec["test"]
     else:
         entry = _go_entry(spec["prompt"])
         if entry is None or package is None:
