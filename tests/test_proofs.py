@@ -459,6 +459,39 @@ class TestWarmIsolation:
         assert [v.status for v in verdicts] == [truth for _, _, truth in HOSTILE_THEN_VICTIM], [v.detail for v in verdicts]
 
 
+class TestTacticScript:
+    @pytest.mark.parametrize("proof", [p for _, p in COQ_PROOFS])
+    def test_the_dozen_proofs_skip_the_walk_of_the_library(self, proof):
+        """Proof., tactics (bullets, braces, qualified names), Qed.: no Print Assumptions needed."""
+        assert coq.tactic_script(proof)
+
+    @pytest.mark.parametrize(
+        "proof",
+        [p for _, p, _ in COQ_CHEATS.values()]
+        + [
+            "Proof. lia. Qed. Axiom c : False.",  # a command after the proof
+            "Proof. - Axiom c : False. Qed.",  # a command after a bullet
+            "Proof. { Unset Guard Checking. } Qed.",  # after a brace
+            "Proof. lia.(* *) Qed.",  # a period Coq may end a sentence at
+            "Proof. lia. (* Qed. *) Axiom c : False. Qed.",
+            'Proof. idtac "Qed. Axiom c : False.". Qed.',
+            "Proof. admit. Admitted.",
+            "Proof. lia... Qed.",
+            "Proof. #[bypass_check(guard)] lia. Qed.",
+            "Proof. Time lia. Qed.",
+            "Proof using. lia. Qed.",
+            "Proof. lia. Qed",
+            "Proof.\u00a0lia. Qed.",
+        ],
+    )
+    def test_anything_else_gets_the_audit(self, proof):
+        """Every cheat, and every proof with a command, comment, string or odd character in it, is audited.
+
+        The weaker design (no Print Assumptions for any proof the kernel accepts) passes the Admitted, Axiom
+        and Parameter cheats: their theorems type-check; only their assumptions give them away."""
+        assert not coq.tactic_script(proof)
+
+
 class TestCoqJudge:
     """The worker's reading of a check's answers, on answers written by hand."""
 

@@ -24,7 +24,8 @@ only the statement's preamble, and reads (:func:`check_script`):
    (up to conversion: a proof of a convertible statement is a proof of it);
 4. ``Print Assumptions`` of that definition (each axiom must be the standard
    library's, none ``passatk_…``, and nothing may be assumed guarded,
-   positive or typed in a collapsed hierarchy), ``Print Libraries`` (all
+   positive or typed in a collapsed hierarchy) unless the proof is a plain
+   script of tactics (:func:`tactic_script`), ``Print Libraries`` (all
    allowed: ``Coq.``) and ``Print ML Modules`` (Coq's own plugins).
 
 Each answer is framed by ``Locate`` markers carrying a nonce made for this
@@ -36,7 +37,17 @@ and decides (:func:`judge`).
 import os
 import re
 
-__all__ = ["ALLOWED_LIBRARIES", "ENV", "PLUGINS", "attempt_file", "check_script", "first_error", "judge", "plugins"]
+__all__ = [
+    "ALLOWED_LIBRARIES",
+    "ENV",
+    "PLUGINS",
+    "attempt_file",
+    "check_script",
+    "first_error",
+    "judge",
+    "plugins",
+    "tactic_script",
+]
 
 ALLOWED_LIBRARIES = ("Coq.",)  # logical prefixes of the libraries an attempt may load
 PLUGINS = "/usr/lib/ocaml/coq-core/plugins"  # Debian's Coq plugins (COQCORELIB/plugins), unless the job names them
@@ -57,8 +68,46 @@ def attempt_file(statement, proof):
     return statement["theorem"] + "\n" + proof + "\n"
 
 
-def check_script(statement, nonce):
+_SENTENCE_END = re.compile(r"\.(?=\s|\Z)")
+_STRUCTURE = re.compile(r"[\s{}+*-]*")  # braces and bullets, which Coq reads as sentences of their own
+
+
+def tactic_script(proof):
+    """Whether ``proof`` is ``Proof.``, tactics and ``Qed.`` (or ``Defined.``), read conservatively.
+
+    Such a script cannot declare an axiom, change the kernel's typing flags
+    or load anything: only vernacular commands do, and their keywords are
+    capitalized where every tactic's name is lowercase.  Then ``Print
+    Assumptions`` (which walks the whole standard library under a ``lia``
+    proof: 0.4 s, against 3 ms for the proof) can tell nothing the kernel's
+    check of the theorem has not, and the check skips it.  Anything this
+    reading is not sure of (a comment, a string, a character that is not
+    ASCII, a period that neither ends a sentence nor joins a qualified name,
+    a sentence that is not a lowercase tactic after its bullets and braces)
+    is not such a script, and gets the full audit.
+
+    >>> tactic_script("Proof.\\n  intros n. - lia.\\n  - { ring. }\\nQed.")
+    True
+    >>> [tactic_script(p) for p in ("Proof. lia. Qed. Axiom c : False.", "Proof. - Axiom c : False. Qed.", "Proof. lia.(**) Qed.")]
+    [False, False, False]
+    """
+    if not proof.isascii() or "(*" in proof or '"' in proof:
+        return False
+    for dot in re.finditer(r"\.(?=\S)", proof):  # only inside a qualified name (Nat.even_mul) may a period touch text
+        i = dot.start()
+        if not (i and (proof[i - 1].isalnum() or proof[i - 1] in "_'") and (proof[i + 1].isalnum() or proof[i + 1] == "_")):
+            return False
+    *sentences, rest = _SENTENCE_END.split(proof.strip())
+    words = [sentence[_STRUCTURE.match(sentence).end() :].strip() for sentence in sentences]
+    if rest.strip() or len(sentences) < 2 or sentences[0].strip() != "Proof" or words[-1] not in ("Qed", "Defined"):
+        return False
+    return all(not tactic or "a" <= tactic[0] <= "z" for tactic in words[1:-1])
+
+
+def check_script(statement, nonce, audit=True):
     """The check's commands after the preamble (see the module docstring); ``nonce`` names and frames everything.
+
+    Without ``audit`` (a :func:`tactic_script`), ``Print Assumptions`` is left out.
 
     >>> print(check_script({"name": "t", "rest": ": True."}, "00ff").splitlines()[7])
     Load "./Attempt.v".
@@ -84,7 +133,7 @@ def check_script(statement, nonce):
             "Unset Printing Notations. Set Printing Width 100000. Set Printing Depth 100000.",
             f"Definition passatk_chk_{nonce} : passatk_stmt_{nonce} := @{module}.{statement['name']}.",
             mark("axioms"),
-            f"Print Assumptions passatk_chk_{nonce}.",
+            *([f"Print Assumptions passatk_chk_{nonce}."] if audit else []),
             mark("libraries"),
             "Print Libraries.",
             mark("ml"),
@@ -161,11 +210,11 @@ def _assumptions(lines, nonce):
     return None
 
 
-def judge(statement, nonce, how, answers, allowed=ALLOWED_LIBRARIES, plugin_dir=PLUGINS):
+def judge(statement, nonce, how, answers, allowed=ALLOWED_LIBRARIES, plugin_dir=PLUGINS, audit=True):
     """``(status, detail)`` of a check from how it ended and coqtop's answers (:meth:`.coqwarm.WarmCoq.check`).
 
     ``plugin_dir`` is Coq's plugin folder, whose ``.cmxs`` files are the ML
-    modules allowed.
+    modules allowed; ``audit``: whether the check printed its assumptions.
 
     >>> judge({"name": "t"}, "00ff", "statement", "Error: Cannot find a physical path bound to logical path X.")[0]
     'error'
@@ -192,7 +241,7 @@ def judge(statement, nonce, how, answers, allowed=ALLOWED_LIBRARIES, plugin_dir=
         why = first_error("\n".join(said["check"])).replace(f"passatk_M_{nonce}.", "")
         why = why.replace(f'"passatk_stmt_{nonce}"', "the problem's statement")
         return "failed", f"the proof's {statement['name']} is not the problem's statement: {why}"
-    refused = _assumptions(said.get("axioms", []), nonce)
+    refused = _assumptions(said.get("axioms", []), nonce) if audit else None
     if refused is not None:
         return refused
     libraries = [ln.strip() for ln in said.get("libraries", []) if ln.strip() != "Loaded library files:"]

@@ -189,8 +189,10 @@ class WarmCoq:
                 old.close()
         return server
 
-    def check(self, statement, proof, cpu, nonce):
+    def check(self, statement, proof, cpu, nonce, audit=True):
         """Check ``proof`` against ``statement`` in a fresh child; ``(how, answers, cpu seconds, wall seconds)``.
+
+        ``audit``: whether the check prints the proof's assumptions (see :func:`.coq.check_script`).
 
         ``how``: "exited" (the answers are all there is), "timeout", "limit"
         (too much output) or "statement" (the preamble failed: ``answers``
@@ -219,7 +221,7 @@ class WarmCoq:
                 os.close(fd)
         try:
             try:
-                os.write(in_w, coq.check_script(statement, nonce).encode("utf-8", "surrogatepass"))
+                os.write(in_w, coq.check_script(statement, nonce, audit).encode("utf-8", "surrogatepass"))
             except BrokenPipeError:
                 pass  # the child ended already: its answers say why
             os.close(in_w)

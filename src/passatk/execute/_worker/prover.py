@@ -72,15 +72,16 @@ def _coq(job, cfg, zyg):
     warm = cfg.get("coq")
     if warm is None:
         warm = cfg["coq"] = coqwarm.WarmCoq(zyg, cfg)
+    audit = not coq.tactic_script(job["proof"])
     for tries in (1, 2):  # a toplevel that stopped (its run ended, a limit) is started again once
         try:
-            how, answers, cpu, wall = warm.check(job["statement"], job["proof"], _timeout(job, cfg), nonce)
+            how, answers, cpu, wall = warm.check(job["statement"], job["proof"], _timeout(job, cfg), nonce, audit)
             break
         except coqwarm.WarmCoqError as exc:
             if tries == 2:
                 return ("error", str(exc)), 0.0, 0.0, None
     allowed, plugin_dir = job.get("allowed") or coq.ALLOWED_LIBRARIES, job.get("plugins") or coq.PLUGINS
-    return coq.judge(job["statement"], nonce, how, answers, allowed, plugin_dir), cpu, wall, None
+    return coq.judge(job["statement"], nonce, how, answers, allowed, plugin_dir, audit), cpu, wall, None
 
 
 def _lean(job, cfg, zyg):
