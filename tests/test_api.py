@@ -8,7 +8,6 @@ import importlib
 import re
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -173,25 +172,58 @@ def test_python_dash_m():
 
 
 class TestCallingConvention:
-    def test_aliases(self):
-        """seed= is rng= and confidence_level= is level=, in every public function that has them."""
-        res = passatk.Results.from_counts(list("abcdef"), [6] * 6, [0, 1, 2, 3, 5, 6])
-        a = passatk.summarize(res, [1, 2], level=0.9, method="bca", n_resamples=200, rng=3)
-        b = passatk.summarize(res, [1, 2], confidence_level=0.9, method="bca", n_resamples=200, seed=3)
-        assert a.to_dict() == b.to_dict()
-        x, y = a.confidence_interval(0.8), a.confidence_interval(confidence_level=0.8)
-        assert (x.low == y.low).all() and (x.high == y.high).all()
-        with pytest.raises(TypeError, match="both `rng` and its alias `seed`"):
-            passatk.summarize(res, 1, rng=1, seed=1)
+    """One name per option, keyword-only (issue 33, point 5).
 
-    def test_positional_options_still_work_with_a_warning(self):
-        """An option passed by position, as older versions allowed, gives the same answer and a DeprecationWarning."""
+    The weaker design accepted ``confidence_level=`` for ``level=``, ``seed=`` for ``rng=``, ``method=``
+    for ``law=``, options by position with a DeprecationWarning, and ``only_a``/``leader``/``k``/``names``/
+    ``method``/``n_problems`` beside the attributes' names: every check below failed on it.
+    """
+
+    @pytest.mark.parametrize(
+        ("call", "word"),
+        [
+            (lambda r: passatk.summarize(r, [1, 2], confidence_level=0.9), "confidence_level"),
+            (lambda r: passatk.summarize(r, [1, 2], seed=3), "seed"),
+            (lambda r: passatk.summarize(r, [1, 2]).confidence_interval(confidence_level=0.8), "confidence_level"),
+            (lambda r: passatk.curves(r, [1, 2], method="beta_binomial"), "method"),
+            (lambda r: passatk.compare(r, r, 1, confidence_level=0.9), "confidence_level"),
+            (lambda r: passatk.extrapolate.pass_at_k_beyond(r, [8], seed=1), "seed"),
+        ],
+    )
+    def test_no_aliases(self, call, word):
+        """An alias is an unknown keyword, and the TypeError names it."""
+        res = passatk.Results.from_counts(list("abcdef"), [6] * 6, [0, 1, 2, 3, 5, 6])
+        with pytest.raises(TypeError, match=f"unexpected keyword argument '{word}'"):
+            call(res)
+
+    def test_options_are_keyword_only(self):
+        """An option by position is a TypeError, not a warning and an answer."""
         res = passatk.Results.from_counts(list("abcd"), [4] * 4, [0, 1, 3, 4])
-        with pytest.warns(DeprecationWarning, match="passing level to summarize"):
-            old = passatk.summarize(res, 1, 0.9)
-        assert old.to_dict() == passatk.summarize(res, 1, level=0.9).to_dict()
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            passatk.summarize(res, 1, level=0.9)  # the keyword form warns about nothing
-        with pytest.raises(TypeError, match="positional arguments"):
-            passatk.summarize(res, 1, 0.9, "t")
+        with pytest.raises(TypeError, match="positional argument"):
+            passatk.summarize(res, 1, 0.9)
+        with pytest.raises(TypeError, match="positional argument"):
+            passatk.extrapolate.pass_at_k_beyond(res, [8], "beta_binomial")
+
+    def test_result_attributes_have_one_name(self):
+        """The results carry their attributes under one name: no ``only_a``, ``leader``, ``k``, ``names``, ``method``."""
+        from passatk.extrapolate import ExtrapolationResult
+        from passatk.uncertainty import Comparison
+
+        gone = {
+            Comparison: ("only_a", "only_b"),
+            passatk.CrossoverResult: ("k", "leader", "names"),
+            ExtrapolationResult: ("k", "method", "n_problems"),
+        }
+        for cls, names in gone.items():
+            assert not [n for n in names if hasattr(cls, n)], cls.__name__
+
+    def test_no_public_function_wraps_another(self):
+        """No public function of the package is a wrapper around another (the alias and shim decorator is gone)."""
+        import inspect
+
+        for module in ("passatk", "passatk.uncertainty", "passatk.extrapolate", "passatk.rl", "passatk.report"):
+            mod = importlib.import_module(module)
+            for name in getattr(mod, "__all__", ()):
+                obj = getattr(mod, name)
+                if inspect.isfunction(obj):
+                    assert not hasattr(obj, "__wrapped__"), f"{module}.{name}"

@@ -77,7 +77,6 @@ class TestCompare:
         shared = [t for t in IDS if t in set(order[2:])]
         ref = compare(A.subset(shared), B.subset(shared), 1)
         assert cmp.problems == 10 and cmp.only_in_a == ("p10", "p11") and cmp.only_in_b == ("x1",)
-        assert cmp.only_a == cmp.only_in_a and cmp.only_b == cmp.only_in_b  # the older names still work
         assert cmp.difference[0] == pytest.approx(ref.difference[0], rel=1e-14)
         assert cmp.se[0] == pytest.approx(ref.se[0], rel=1e-12)
         assert cmp.task_ids.tolist() == shared

@@ -33,7 +33,7 @@ def render(fig, path):
 class TestPlotCurves:
     def test_png_has_the_figure_size(self, models, tmp_path):
         """The PNG is non-empty, has width x height = figure inches x dpi, and is not blank."""
-        fig = plot_curves([summarize(r, [1, 2, 4, 8, 16, 32], seed=0) for r in models.values()])
+        fig = plot_curves([summarize(r, [1, 2, 4, 8, 16, 32], rng=0) for r in models.values()])
         img = render(fig, tmp_path / "curve.png")
         w, h = fig.get_size_inches() * fig.dpi
         assert (tmp_path / "curve.png").stat().st_size > 10_000
@@ -42,7 +42,7 @@ class TestPlotCurves:
 
     def test_lines_labels_and_palette(self, models):
         """One line per model in Okabe-Ito colours, log2 x axis, labelled axes with units, legend naming each model."""
-        fig = plot_curves([summarize(r, [1, 2, 4, 8, 16, 32], seed=0) for r in models.values()])
+        fig = plot_curves([summarize(r, [1, 2, 4, 8, 16, 32], rng=0) for r in models.values()])
         ax = fig.axes[0]
         lines = ax.get_lines()
         assert [to_hex(line.get_color()) for line in lines] == [OKABE_ITO[0].lower(), OKABE_ITO[1].lower()]
@@ -55,7 +55,7 @@ class TestPlotCurves:
 
     def test_extrapolation_is_dashed_and_labelled_model_based(self, models, tmp_path):
         """Points beyond n are drawn dashed, start at the last measured point and say 'model-based'."""
-        s = summarize(models["diverse"], [1, 2, 4, 8, 16, 32], seed=0)
+        s = summarize(models["diverse"], [1, 2, 4, 8, 16, 32], rng=0)
         ext = pass_at_k_beyond(models["diverse"], [64, 256, 1000], n_resamples=20, rng=0)
         fig = plot_curves([s], extrapolations={"diverse": ext})
         dashed = [line for line in fig.axes[0].get_lines() if line.get_linestyle() == "--"]

@@ -88,7 +88,7 @@ class TestPopulationTarget:
         """Every problem unsolved: SE 0 and the interval [0, 0] by every method."""
         res = counts(np.zeros(30, dtype=int))
         for method in ("t", "normal", "percentile", "bca"):
-            s = summarize(res, [1, 5], method=method, seed=0)
+            s = summarize(res, [1, 5], method=method, rng=0)
             np.testing.assert_array_equal(s.ci.low, 0.0)
             np.testing.assert_array_equal(s.ci.high, 0.0)
 
@@ -172,8 +172,8 @@ class TestClustered:
         np.testing.assert_allclose(summarize(dup, [1], cluster=labels).se, summarize(base, [1]).se, rtol=1e-12)
         assert summarize(dup, [1]).se[0] < 0.75 * summarize(base, [1]).se[0]  # ignoring clusters: too sure
         for method in ("percentile", "bca"):
-            a = summarize(dup, [1, 3], method=method, cluster=labels, seed=5).ci
-            b = summarize(base, [1, 3], method=method, seed=5).ci
+            a = summarize(dup, [1, 3], method=method, cluster=labels, rng=5).ci
+            b = summarize(base, [1, 3], method=method, rng=5).ci
             np.testing.assert_allclose([a.low, a.high], [b.low, b.high], rtol=1e-12)
 
 
@@ -181,9 +181,9 @@ class TestBootstrap:
     def test_seeded_and_independent_of_global_state(self):
         """The same seed gives the same interval whatever numpy's global state is."""
         np.random.seed(1)
-        a = summarize(SMALL, [1], method="percentile", seed=3)
+        a = summarize(SMALL, [1], method="percentile", rng=3)
         np.random.seed(2)
-        b = summarize(SMALL, [1], method="percentile", seed=3)
+        b = summarize(SMALL, [1], method="percentile", rng=3)
         assert (a.ci.low[0], a.ci.high[0]) == (b.ci.low[0], b.ci.high[0])
         assert a.bootstrap_distribution.shape == (2000, 1)
         assert a.confidence_interval(0.95).low[0] == a.ci.low[0]
@@ -223,7 +223,7 @@ class TestBootstrap:
     def test_percentile_resamples_problem_means(self):
         """The bootstrap distribution is centred on the estimate with spread close to the analytic SE."""
         res = load_results_minif2f_like()
-        s = summarize(res, [1, 5], method="percentile", n_resamples=4000, seed=0)
+        s = summarize(res, [1, 5], method="percentile", n_resamples=4000, rng=0)
         dist = s.bootstrap_distribution
         assert np.all(np.abs(dist.mean(axis=0) - s.estimate) < 4 * s.se / np.sqrt(4000))
         np.testing.assert_allclose(dist.std(axis=0), s.se * np.sqrt((s.problems - 1) / s.problems), rtol=0.05)
@@ -231,13 +231,13 @@ class TestBootstrap:
     def test_bca_agrees_with_scipy(self):
         """BCa over problems matches scipy.stats.bootstrap(method='BCa') to Monte Carlo precision."""
         res = load_results_minif2f_like()
-        ours = summarize(res, [1], method="bca", n_resamples=20000, seed=1)
+        ours = summarize(res, [1], method="bca", n_resamples=20000, rng=1)
         vals = res.pass_at_k(1)
         ref = stats.bootstrap((vals,), np.mean, method="BCa", n_resamples=20000, rng=np.random.default_rng(2))
         assert ours.ci.low[0] == pytest.approx(ref.confidence_interval.low, abs=0.004)
         assert ours.ci.high[0] == pytest.approx(ref.confidence_interval.high, abs=0.004)
         # a skewed sample: BCa shifts the interval right of the percentile one
-        pct = summarize(res, [1], method="percentile", n_resamples=20000, seed=1)
+        pct = summarize(res, [1], method="percentile", n_resamples=20000, rng=1)
         assert ours.ci.high[0] > pct.ci.high[0]
 
 

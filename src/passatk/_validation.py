@@ -8,22 +8,16 @@ values to kernels that trust them.  Every message follows one template,
 built by :func:`message`, and one policy decides the exception: ``TypeError``
 when the argument has the wrong type (a string for a number, a float for an
 integer, a list for a :class:`~passatk.Results`), ``ValueError`` when it has the
-right type and a value outside the rule.  :func:`options` gives every public
-function the same calling convention: data arguments first, options
-keyword-only, ``level`` (alias ``confidence_level``) and ``rng`` (alias ``seed``).
+right type and a value outside the rule.   Every public function has the same
+calling convention: data arguments first, options keyword-only, one name per
+option (``level`` for a confidence level, ``rng`` for a seed or Generator).
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
-
-#: Aliases accepted by every public function that takes the canonical name.
-ALIASES = {"confidence_level": "level", "seed": "rng"}
 
 #: The seed every random procedure uses when ``rng`` is None (the default): bootstrap
 #: intervals (``summarize``, ``Summary.confidence_interval``), ``crossover``, ``curves``
@@ -254,51 +248,3 @@ def shared_problems(a, b, *, at_least: int, what: str = "a paired comparison"):
     only_a = tuple(t for t in a.task_ids.tolist() if t not in ids_b)
     only_b = tuple(t for t in b.task_ids.tolist() if t not in ids_a)
     return a.subset(shared), b.subset(shared), only_a, only_b
-
-
-# --------------------------------------------------------------------------- #
-# the calling convention
-# --------------------------------------------------------------------------- #
-def options(*, positional: Sequence[str] = (), aliases: Mapping[str, str] | None = None) -> Callable:
-    """Decorate a public function: aliases of its options, and keyword-only options that used to be positional.
-
-    ``aliases`` maps an old or alternative keyword to the canonical one
-    (default :data:`ALIASES` restricted to the function's own parameters);
-    giving both is a TypeError.  ``positional`` names the keyword-only
-    options that earlier versions took by position, in that order: such a
-    call still works and raises a ``DeprecationWarning``.
-    """
-
-    def decorate(func: Callable) -> Callable:
-        params = inspect.signature(func).parameters
-        table = dict(aliases) if aliases is not None else {a: c for a, c in ALIASES.items() if c in params}
-        n_positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params.values())
-
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            if len(args) > n_positional and positional:
-                extra = args[n_positional:]
-                if len(extra) > len(positional):
-                    raise TypeError(f"{func.__name__}() takes {n_positional} positional arguments; got {len(args)}.")
-                names = positional[: len(extra)]
-                warnings.warn(
-                    f"passing {', '.join(names)} to {func.__name__}() by position is deprecated; "
-                    f"write {', '.join(f'{x}=' for x in names)} instead.",
-                    DeprecationWarning,
-                    stacklevel=2,
-                )
-                for key, value in zip(names, extra):
-                    if key in kwargs:
-                        raise TypeError(f"{func.__name__}() got multiple values for argument {key!r}")
-                    kwargs[key] = value
-                args = args[:n_positional]
-            for alias, canonical in table.items():
-                if alias in kwargs:
-                    if canonical in kwargs:
-                        raise TypeError(f"{func.__name__}() got both `{canonical}` and its alias `{alias}`; pass one.")
-                    kwargs[canonical] = kwargs.pop(alias)
-            return func(*args, **kwargs)
-
-        return wrapper
-
-    return decorate

@@ -32,7 +32,6 @@ from passatk._validation import (
     as_level,
     as_n_resamples,
     as_rng,
-    options,
     require_k_le_n,
     shared_problems,
 )
@@ -78,14 +77,13 @@ class CrossoverResult:
     Attributes
     ----------
     models : tuple of str
-        The two models, ``(a, b)`` (``names`` is an alias).
+        The two models, ``(a, b)``.
     ks : ndarray of int, shape (K,)
-        The k grid searched (``k`` is an alias).
+        The k grid searched.
     difference : ndarray of float, shape (K,)
         pass@k of ``a`` minus pass@k of ``b`` on the shared problems.
     leader_at_small_k : str or None
-        The model ahead at the smallest k (None if the curves are equal everywhere;
-        ``leader`` is an alias).
+        The model ahead at the smallest k (None if the curves are equal everywhere).
     k_cross : int or None
         The first k at which the leader is strictly behind; None when it never is.
     ci : ConfidenceInterval
@@ -112,21 +110,6 @@ class CrossoverResult:
     problems: int
     level: float
     _boot_k: np.ndarray = field(default=None, repr=False)
-
-    @property
-    def k(self) -> np.ndarray:
-        """Alias of :attr:`ks`."""
-        return self.ks
-
-    @property
-    def leader(self) -> str | None:
-        """Alias of :attr:`leader_at_small_k`."""
-        return self.leader_at_small_k
-
-    @property
-    def names(self) -> tuple[str, str]:
-        """Alias of :attr:`models`."""
-        return self.models
 
     @property
     def bootstrap_distribution(self) -> np.ndarray:
@@ -163,7 +146,6 @@ def _crossover_iv(a, b, ks, level, n_resamples, metric):
     return a, b, ks_arr, as_level(level), as_n_resamples(n_resamples, 2)
 
 
-@options()
 def crossover(
     a: Results,
     b: Results,
@@ -195,11 +177,11 @@ def crossover(
     ks : sequence of int, optional
         The grid; default every k from 1 to the smallest n (finest resolution).
     level : float, default 0.95
-        Confidence level of the interval (``confidence_level=`` is an alias).
+        Confidence level of the interval.
     n_resamples : int, default 2000
     rng : int or numpy.random.Generator, optional
-        Seeds the bootstrap (``seed=`` is an alias).  The default, None, is the
-        fixed seed ``passatk._validation.DEFAULT_SEED`` (0), so ``ci`` and
+        Seeds the bootstrap.  The default, None, is the
+        fixed seed 0, so ``ci`` and
         ``share_crossing`` are the same on every run; pass another seed to vary them.
     metric : {"pass@k", "pass^k"}, default "pass@k"
         ``"pass^k"`` compares the curves of :func:`passatk.pass_hat_k`.
@@ -321,7 +303,6 @@ class CurvesResult:
         }
 
 
-@options(aliases={"seed": "rng", "confidence_level": "level", "method": "law"})
 def curves(
     models: Results | Mapping[str, Results],
     ks=None,
@@ -342,18 +323,17 @@ def curves(
         The grid; default :func:`log2_ks` up to each model's smallest n.
         Every k must be ``<= n`` for every problem (the unbiased range).
     level : float, default 0.95
-        Confidence level of every band and interval (``confidence_level=`` is an alias).
+        Confidence level of every band and interval.
     extrapolate_to : int, optional
         Also give model-based pass@k on :func:`log2_ks` from above each
         model's smallest n up to this k (see
         :func:`passatk.extrapolate.pass_at_k_beyond`).
     law : str, default "beta_binomial"
         Law of p across problems fitted for the extrapolation (``law=`` of
-        :func:`~passatk.extrapolate.pass_at_k_beyond`; ``method=`` is an
-        older alias).  The bands are t intervals, as in :func:`passatk.summarize`.
+        :func:`~passatk.extrapolate.pass_at_k_beyond`).  The bands are t intervals, as in :func:`passatk.summarize`.
     rng : int or numpy.random.Generator, optional
-        Seeds every bootstrap (``seed=`` is an alias).  The default, None, is
-        the fixed seed ``passatk._validation.DEFAULT_SEED`` (0), the same as
+        Seeds every bootstrap.  The default, None, is
+        the fixed seed 0, the same as
         the CLI's ``--seed``.
     metric : {"pass@k", "pass^k"}, default "pass@k"
         ``"pass^k"``: curves, bands and crossings of :func:`passatk.pass_hat_k`

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from passatk._validation import as_choice, as_int, as_ks, as_level, as_n_resamples, as_rng, options
+from passatk._validation import as_choice, as_int, as_ks, as_level, as_n_resamples, as_rng
 from passatk.results import Results, as_results
 from passatk.uncertainty import ConfidenceInterval
 from passatk.uncertainty._bootstrap import percentile_interval, resample_indices
@@ -203,18 +203,18 @@ class ExtrapolationResult:
     Attributes
     ----------
     ks : ndarray of int, shape (K,)
-        The k values (``k`` is an alias).
+        The k values.
     estimate : ndarray of float, shape (K,)
         pass@k under the fitted law, :math:`1 - \mathbb{E}[(1-p)^k]`.
     law : str
-        ``"beta_binomial"`` or ``"beta_binomial_mixture"`` (``method`` is an alias).
+        ``"beta_binomial"`` or ``"beta_binomial_mixture"``.
     alpha, beta, weights : ndarray of float, shape (m,)
         The fitted beta components and their mixing weights, sorted by the
         component mean :math:`\alpha / (\alpha + \beta)`.
     log_likelihood : float
         The maximised log-likelihood of the counts (binomial coefficients included).
     problems : int
-        Problems the law was fitted to (``n_problems`` is an alias).
+        Problems the law was fitted to.
     max_n : int
         The largest n among them; pass@k for ``k > max_n`` is extrapolated
         beyond every problem's data.
@@ -247,21 +247,6 @@ class ExtrapolationResult:
     _boot_params: np.ndarray = field(default=None, repr=False)  # (B, 3, m): alpha, beta, weights
 
     @property
-    def k(self) -> np.ndarray:
-        """Alias of :attr:`ks`."""
-        return self.ks
-
-    @property
-    def method(self) -> str:
-        """Alias of :attr:`law`."""
-        return self.law
-
-    @property
-    def n_problems(self) -> int:
-        """Alias of :attr:`problems`."""
-        return self.problems
-
-    @property
     def bootstrap_distribution(self) -> np.ndarray:
         """pass@k refitted on each bootstrap replicate, shape ``(B, K)``."""
         return self._boot_estimate
@@ -281,12 +266,10 @@ class ExtrapolationResult:
         """Bayesian information criterion, ``p log N - 2 log L`` (lower is better)."""
         return self.n_parameters * np.log(self.problems) - 2.0 * self.log_likelihood
 
-    @options()
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Percentile bootstrap interval of pass@k for each k (arrays of shape ``(K,)``)."""
         return percentile_interval(self._boot_estimate, as_level(level), method="linear")
 
-    @options()
     def parameter_confidence_interval(self, level: float = 0.95) -> dict[str, ConfidenceInterval]:
         """Percentile bootstrap intervals of ``alpha``, ``beta`` and ``weights`` (arrays of shape ``(m,)``)."""
         level = as_level(level)
@@ -295,7 +278,6 @@ class ExtrapolationResult:
             for i, name in enumerate(("alpha", "beta", "weights"))
         }
 
-    @options()
     def to_dict(self, level: float = 0.95) -> dict:
         """JSON-ready summary: per-k estimate, SE and interval, the fitted law, ``model_based``."""
         ci, se = self.confidence_interval(level), self.standard_error
@@ -349,7 +331,6 @@ def _pass_at_k_beyond_iv(results, ks, law, components, n_resamples, rng):
     return ks_arr, components, n_resamples, as_rng(rng)
 
 
-@options(positional=("law",), aliases={"method": "law", "seed": "rng"})
 def pass_at_k_beyond(
     results: Results,
     ks,
@@ -381,16 +362,15 @@ def pass_at_k_beyond(
     ks : int or sequence of int
         The k values (``k >= 1``; any size).
     law : {"beta_binomial", "beta_binomial_mixture"}, default "beta_binomial"
-        One beta law, or a mixture of ``components`` of them (``method=`` is an alias).
+        One beta law, or a mixture of ``components`` of them.
     components : int, optional
         Mixture components: 1 for ``"beta_binomial"``, default 2 (at most 5)
         for ``"beta_binomial_mixture"``.
     n_resamples : int, default 200
         Bootstrap replicates.
     rng : int or numpy.random.Generator, optional
-        Seed or generator for the bootstrap (``seed=`` is an alias).  The
-        default, None, is the fixed seed ``passatk._validation.DEFAULT_SEED``
-        (0): the band is the same on every run unless another seed is given.
+        Seed or generator for the bootstrap.  The
+        default, None, is the fixed seed 0: the band is the same on every run unless another seed is given.
 
     Returns
     -------

@@ -16,7 +16,7 @@ comparison, and :func:`passatk.results.warn_if_duplicated` for the warnings.
 Building the page is pure (:func:`report_data` then :func:`render_html`, or
 :func:`build_report` for both): data in, a string out.  Reading the sample
 records of a results file (:func:`read_samples`), describing an input
-(:func:`passatk._provenance.file_info`) and writing the file atomically
+(its path, sha256, bytes and lines) and writing the file atomically
 (:func:`write_report`) are the only I/O, kept apart.
 """
 
@@ -304,7 +304,7 @@ def report_data(
     samples : mapping of str to list of dict, optional
         Per model, :func:`read_samples`'s records of its file (None: no viewer for that model).
     inputs : sequence of dict
-        :func:`passatk._provenance.file_info` of every file, shown as provenance.
+        Per file, ``{"path", "sha256", "bytes", "lines"}`` (as ``--json``'s ``inputs``), shown as provenance.
     title : str, optional
     top : int, default 15
         Problems listed per pair of models where they disagree most.
@@ -744,7 +744,7 @@ def save_report(models: Mapping[str, Results], path: str | os.PathLike, ks: Sequ
     """Build the page of ``models`` and write it to ``path`` atomically; what ``passatk report`` does.
 
     Each model's sample records (:func:`read_samples`) and provenance
-    (:func:`passatk._provenance.file_info`) are read from the file it was loaded from
+    (path, sha256, bytes, lines) are read from the file it was loaded from
     (``Results.source``); the keyword options are :func:`report_data`'s.
 
     Returns

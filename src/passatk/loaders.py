@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import ast
 import csv
-import gzip
-import itertools
 import os
 from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TextIO
 
 import numpy as np
 
 from passatk import _json
+from passatk._reading import jsonl_records, numbered_lines, open_json, open_text
 from passatk.exceptions import ResultsFormatError
 from passatk.results import Results
 
@@ -32,85 +30,6 @@ FORMATS = ("auto", "humaneval", "samples", "counts", "evalplus", "livecodebench"
 # --------------------------------------------------------------------------- #
 # reading: line by line, so that a file of 10 million lines needs no more memory than its counts
 # --------------------------------------------------------------------------- #
-def _open_text(path: Path, what: str) -> TextIO:
-    try:
-        if path.suffix == ".gz":
-            return gzip.open(path, "rt", encoding="utf-8")
-        return open(path, encoding="utf-8")
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such {what}.") from None
-    except OSError as exc:
-        raise ResultsFormatError(f"{path}: cannot be read ({exc}).") from None
-
-
-def _lines(path: Path, fh: TextIO) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` of an open file, which is closed at the end; a read error names the line."""
-    lineno = 0
-    with fh:
-        try:
-            for lineno, line in enumerate(fh, 1):
-                yield lineno, line
-        except (OSError, UnicodeDecodeError, EOFError) as exc:
-            raise ResultsFormatError(f"{path}:{lineno + 1}: cannot be read as UTF-8 text ({exc}).") from None
-
-
-def _record(path: Path, lineno: int, line: str) -> dict:
-    try:
-        rec = _json.loads(line)
-    except (ValueError, RecursionError) as exc:
-        raise ResultsFormatError(f"{path}:{lineno}: not valid JSON ({getattr(exc, 'msg', exc)}).") from None
-    if not isinstance(rec, dict):
-        raise ResultsFormatError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}.")
-    return rec
-
-
-def _jsonl_records(path: Path, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, dict]]:
-    for lineno, line in lines:
-        if line.strip():
-            yield lineno, _record(path, lineno, line)
-
-
-_NOT_ONE = object()  # the first line alone is not a JSON value
-
-
-def _open_json(path: Path, what: str) -> tuple[object, Iterator[tuple[int, str]] | None]:
-    """``(document, None)`` when the whole file is one JSON value, else ``(None, its lines)``, read lazily.
-
-    Only a file that is one JSON value (an evalplus or LiveCodeBench document, a
-    JSON list of records) is read whole; a JSON Lines file is read a line at a
-    time.  A file whose single line is an object with a ``task_id`` is a JSON
-    Lines file of one record.
-    """
-    lines = _lines(path, _open_text(path, what))
-    head = []
-    for lineno, line in lines:
-        head.append((lineno, line))
-        if line.strip():
-            break
-    first = head[-1][1].strip() if head else ""
-    if not first:
-        raise ResultsFormatError(f"{path}: the file is empty.")
-    if first[0] not in "[{":
-        return None, itertools.chain(head, lines)
-    try:
-        value = _json.loads(first)
-    except (ValueError, RecursionError):
-        value = _NOT_ONE
-    if value is _NOT_ONE:  # a document spread over lines, or a broken first line
-        text = "".join(line for _, line in itertools.chain(head, lines))
-        try:
-            return _json.loads(text), None
-        except (ValueError, RecursionError):
-            return None, iter(enumerate(text.splitlines(keepends=True), 1))
-    for lineno, line in lines:  # one more non-blank line makes it JSON Lines
-        head.append((lineno, line))
-        if line.strip():
-            return None, itertools.chain(head, lines)
-    if isinstance(value, dict) and ("task_id" in value or ("name" in value and value.keys() & {"passed", "result", "reward"})):
-        return None, iter(head)
-    return value, None
-
-
 def iter_jsonl(path: str | os.PathLike, *, what: str = "file") -> Iterator[tuple[int, dict]]:
     r"""``(line number, record)`` of every JSON object in a JSON Lines file (or a JSON list), optionally gzipped, read lazily.
 
@@ -131,9 +50,9 @@ def iter_jsonl(path: str | os.PathLike, *, what: str = "file") -> Iterator[tuple
     [(1, {'task_id': 'a'}), (3, {'task_id': 'b'})]
     """
     path = Path(path)
-    document, lines = _open_json(path, what)
+    document, lines = open_json(path, what)
     if lines is not None:
-        records = _jsonl_records(path, lines)
+        records = jsonl_records(path, lines)
     elif isinstance(document, list):
         for i, rec in enumerate(document):
             if not isinstance(rec, dict):
@@ -175,7 +94,7 @@ class _Rows:
 
     def __init__(self, path: Path, lines: Iterator[tuple[int, str]]):
         self.path = path
-        self._records = self._csv(lines) if _is_csv(path) else _jsonl_records(path, lines)
+        self._records = self._csv(lines) if _is_csv(path) else jsonl_records(path, lines)
         self.first = next(self._records, None)
         if self.first is None:
             raise ResultsFormatError(f"{path}: no records.")
@@ -404,9 +323,9 @@ def _load_one(path: Path, format: str, tests: str, scorer: str | None = None) ->
     if format in ("auto", "inspect") and _zip.is_zip(path):
         return inspect_log.load_eval(path, name, scorer)
     if _is_csv(path):
-        data, lines = None, _lines(path, _open_text(path, "results file"))
+        data, lines = None, numbered_lines(path, open_text(path, "results file"))
     else:
-        data, lines = _open_json(path, "results file")
+        data, lines = open_json(path, "results file")
     fmt = format
     if fmt == "auto":
         if bigcode.is_generations(data):
@@ -474,7 +393,7 @@ def _no_scorer(loaded, scorer: str | None):
 
 
 def _json_document(path: Path):
-    data, lines = _open_json(path, "results file")
+    data, lines = open_json(path, "results file")
     if lines is not None:
         raise ResultsFormatError(f"{path}: expected one JSON document (a MultiPL-E results object), not JSON Lines.")
     return data

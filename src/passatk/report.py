@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from passatk._validation import options
 from passatk.results import Results
 from passatk.uncertainty import summarize
 
@@ -49,7 +48,6 @@ PINNED = 1e-3
 SHORT_NAME = 14
 
 
-@options()
 def score_dict(
     results: Results,
     ks: Sequence[int],
@@ -64,7 +62,7 @@ def score_dict(
 
     A thin wrapper: ``summarize(results, ks, ...).to_dict()``, so every
     estimate carries its standard error and confidence interval
-    (``seed=`` is an alias of ``rng``; ``metric`` is ``"pass@k"`` or ``"pass^k"``).
+    (``metric`` is ``"pass@k"`` or ``"pass^k"``).
 
     Examples
     --------

@@ -20,8 +20,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from passatk._logs import bigcode, lm_eval_log
+from passatk._reading import jsonl_records, open_json, record
 from passatk.exceptions import ResultsFormatError
-from passatk.loaders import _jsonl_records, _open_json, _record
 
 __all__ = ["completion_of", "log_samples"]
 
@@ -90,7 +90,7 @@ def log_samples(path: Path, problems: Mapping | None = None) -> Iterator[dict] |
     id to :class:`~passatk.execute.tasks.Problem`, in the benchmark's order)
     gives the prompts to strip and, for bigcode, the task ids.
     """
-    document, lines = _open_json(path, "samples file")
+    document, lines = open_json(path, "samples file")
     if lines is None:
         if bigcode.is_generations(document):
             return _bigcode(path, document, problems)
@@ -99,8 +99,8 @@ def log_samples(path: Path, problems: Mapping | None = None) -> Iterator[dict] |
         return None
     for lineno, line in lines:
         if line.strip():
-            first = _record(path, lineno, line)
+            first = record(path, lineno, line)
             if lm_eval_log.is_record(first):
-                return _lm_eval(path, itertools.chain([(lineno, first)], _jsonl_records(path, lines)), problems)
+                return _lm_eval(path, itertools.chain([(lineno, first)], jsonl_records(path, lines)), problems)
             return None
     return None

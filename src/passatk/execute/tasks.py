@@ -40,13 +40,13 @@ import json
 import os
 import pickle
 import sys
-import warnings
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from passatk.execute import bigcodebench, languages, proofs
+from passatk.execute._pysource import imported_modules, parse_program
 from passatk.execute.sandbox import Limits
 from passatk.loaders import iter_jsonl, read_jsonl
 
@@ -173,16 +173,6 @@ def _as_text(value) -> str:
     return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
-def _parse(code) -> ast.Module:
-    """The syntax tree of a program (an empty one if it does not parse), without the parser's warnings."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escape sequences in a benchmark's code are not ours to report
-            return ast.parse(code or "")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ast.Module(body=[], type_ignores=[])
-
-
 def _shadowing(code) -> list[str]:
     """Built-in names and standard-library module names the reference solution defines (MBPP 126 asks for a function ``sum``).
 
@@ -194,28 +184,10 @@ def _shadowing(code) -> list[str]:
     """
     return [
         node.name
-        for node in _parse(code).body
+        for node in parse_program(code).body
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         and (hasattr(builtins, node.name) or node.name in sys.stdlib_module_names)
     ]
-
-
-def _imported_modules(code) -> dict[str, str]:
-    """``{name: module}`` for the modules the reference code's top-level ``import`` statements bind.
-
-    The tests may use such a name without importing it (MBPP 596 calls
-    ``sys.getsizeof``); the judge then imports the module itself rather than
-    ask the sample for the name.
-
-    >>> _imported_modules("import numpy as np, os.path\\nfrom math import pi")
-    {'np': 'numpy', 'os': 'os'}
-    """
-    found = {}
-    for node in _parse(code).body:
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                found[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
-    return found
 
 
 def _unwrap_main(code: str) -> str:
@@ -230,7 +202,7 @@ def _unwrap_main(code: str) -> str:
         print(1)
     main()
     """
-    tree = _parse(code)
+    tree = parse_program(code)
     last = tree.body[-1] if tree.body else None
     if isinstance(last, ast.If) and ast.unparse(last.test).strip() == "__name__ == '__main__'":
         return ast.unparse(tree.body[:-1]) + "\n" + ast.unparse(last.body)
@@ -272,12 +244,12 @@ def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem
         setup = rec.get("test_setup_code") or "\n".join(rec.get("test_imports") or [])
         tests = "\n" + "\n".join(rec["test_list"]) + "\n"
         spec = {"head": "", "tail": setup and "\n" + setup + "\n", "tests": tests, "remote": _shadowing(rec.get("code"))}
-        return Problem(tid, "python", {**spec, "modules": _imported_modules(rec.get("code"))})
+        return Problem(tid, "python", {**spec, "modules": imported_modules(rec.get("code"))})
     if dataset is None and bigcodebench.is_bigcodebench(rec):
         return bigcodebench.problem_of(rec, tid)
     if dataset in (None, "humaneval") and {"prompt", "test", "entry_point"} <= set(rec):
         tests = "\n" + rec["test"] + "\n" + f"check({rec['entry_point']})"
-        modules = _imported_modules(rec["prompt"] + (rec.get("canonical_solution") or ""))
+        modules = imported_modules(rec["prompt"] + (rec.get("canonical_solution") or ""))
         return Problem(
             tid, "python", {"head": rec["prompt"], "tail": "", "tests": tests, "remote": [rec["entry_point"]], "modules": modules}
         )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from passatk._validation import as_choice
-from passatk.rl._weights import _to_host, array_api, groups, pass_at_k_weights
+from passatk.rl._weights import array_api, groups, pass_at_k_weights, to_host
 
 __all__ = ["SMALL_GROUPS", "as_small_groups", "group_advantages"]
 
@@ -70,7 +70,7 @@ def group_advantages(scores, index, k: int, *, estimator: str = "loo_minus_one",
         scores = np.asarray(scores, dtype=np.float64)
     xp = aac.array_namespace(scores)
     dtype = scores.dtype if xp.isdtype(scores.dtype, "real floating") else xp.float64
-    host = _to_host(aac, scores).astype(np.float64).reshape(-1)
+    host = to_host(aac, scores).astype(np.float64).reshape(-1)
     labels, group, slots = groups(aac, index, host.shape[0])
     usable = ~np.isnan(host)
     sizes = np.bincount(group[usable], minlength=labels.shape[0])

@@ -13,7 +13,7 @@ from collections import Counter
 
 import numpy as np
 
-from passatk._validation import as_int, options
+from passatk._validation import as_int
 from passatk.integrations._groups import as_small_groups, group_advantages
 from passatk.integrations.verl import program_of
 from passatk.rl._weights import array_api, as_estimator
@@ -23,7 +23,6 @@ __all__ = ["PassAtKGRPOTrainer", "acode_reward", "code_reward", "trl_pass_at_k_a
 logger = logging.getLogger(__name__)
 
 
-@options(positional=("estimator",))
 def trl_pass_at_k_advantages(rewards, num_generations, k, *, estimator="loo_minus_one", small_groups="shrink"):
     r"""Pass@k advantages for a TRL-style flat batch of ``prompts * num_generations`` rewards.
 
@@ -108,7 +107,7 @@ def _text(completion) -> str:
 
 def _tasks(prompts, completions, with_prompt, kwargs) -> list[dict | None]:
     """One Verifier task per completion (None where its row has no tests), from the dataset's columns."""
-    from passatk.integrations.verl import _plain, ground_truth_task
+    from passatk.integrations.verl import ground_truth_task, plain_ground_truth
 
     present = [c for c in _COLUMNS if c in kwargs]
     if not present:
@@ -118,7 +117,9 @@ def _tasks(prompts, completions, with_prompt, kwargs) -> list[dict | None]:
         )
     tasks = []
     for i, completion in enumerate(completions):
-        row = {c: _plain(kwargs[c][i]) for c in (*_COLUMNS, *_ROW_OPTIONS) if c in kwargs and kwargs[c][i] is not None}
+        row = {
+            c: plain_ground_truth(kwargs[c][i]) for c in (*_COLUMNS, *_ROW_OPTIONS) if c in kwargs and kwargs[c][i] is not None
+        }
         text = _text(completion)
         if "ground_truth" in row:
             truth = row.pop("ground_truth")

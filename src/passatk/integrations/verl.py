@@ -25,7 +25,7 @@ import json
 import os
 from collections.abc import Mapping
 
-from passatk._validation import as_single_k, options
+from passatk._validation import as_single_k
 from passatk.integrations._groups import SMALL_GROUPS, as_small_groups, group_advantages
 from passatk.rl._weights import array_api, as_estimator
 
@@ -57,7 +57,6 @@ def _advantages(token_level_rewards, response_mask, index, k, estimator, small_g
     return advantages, advantages
 
 
-@options(positional=("estimator",))
 def verl_advantage_estimator(k, *, estimator="loo_minus_one", small_groups="shrink"):
     r"""A veRL advantage estimator computing pass@k advantages, with k fixed here.
 
@@ -222,15 +221,20 @@ def program_of(text: str, language: str | None = None) -> str:
     return contest.extract_program(text, language)
 
 
-def _plain(value):
-    """Ground truth as plain Python: parquet and pandas give numpy arrays where JSON had lists."""
+def plain_ground_truth(value):
+    """Ground truth as plain Python: parquet and pandas give numpy arrays where JSON had lists.
+
+    >>> import numpy as np
+    >>> plain_ground_truth({"tests": np.array(["assert f() == 1"]), 1: (np.int64(2),)})
+    {'tests': ['assert f() == 1'], '1': [2]}
+    """
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain_ground_truth(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_ground_truth(v) for v in value]
     tolist = getattr(value, "tolist", None)
     if tolist is not None and not isinstance(value, (str, bytes)):
-        return _plain(tolist())
+        return plain_ground_truth(tolist())
     return value
 
 
@@ -248,7 +252,7 @@ def ground_truth_task(solution_str: str, ground_truth, *, timeout=None, memory_m
             gt = json.loads(gt)
         except json.JSONDecodeError:
             raise ValueError(f"`ground_truth` is a string but not JSON: {ground_truth[:80]!r}") from None
-    gt = _plain(gt)
+    gt = plain_ground_truth(gt)
     if not isinstance(gt, Mapping):
         raise TypeError(f"`ground_truth` must be a dict or its JSON text; got {type(ground_truth).__name__}.")
     if "statement" in gt and "language" in gt:  # a proof problem: the response's proof against the statement

@@ -11,10 +11,10 @@ import contextlib
 
 import numpy as np
 
-from passatk._validation import as_choice, as_single_k, options
+from passatk._validation import as_choice, as_single_k
 from passatk.rl import _kernels
 
-__all__ = ["ESTIMATORS", "array_api", "as_estimator", "groups", "pass_at_k_weights"]
+__all__ = ["ESTIMATORS", "array_api", "as_estimator", "groups", "pass_at_k_weights", "to_host"]
 
 #: Names accepted by ``estimator``; the first is the default.
 ESTIMATORS = ("loo_minus_one", "loo", "unbiased", "chen")
@@ -33,8 +33,13 @@ def array_api():
     return array_api_compat
 
 
-def _to_host(aac, x) -> np.ndarray:
-    """A numpy copy of a (small) array from any supported library and device."""
+def to_host(aac, x) -> np.ndarray:
+    """A numpy copy of a (small) array from any supported library and device.
+
+    >>> import array_api_compat
+    >>> to_host(array_api_compat, [1.0, 0.0])
+    array([1., 0.])
+    """
     if aac.is_torch_array(x):
         return x.detach().cpu().numpy()
     return np.asarray(x)
@@ -81,13 +86,13 @@ def _rewards_iv(aac, rewards, flat: bool, estimator: str):
     if rewards.shape[0] == 0 or rewards.shape[-1] == 0:
         raise ValueError(f"`rewards` is empty (shape {tuple(rewards.shape)}); pass at least one sample.")
     if kind == "float" and not bool(xp.all(xp.isfinite(rewards))):
-        host = _to_host(aac, rewards)
+        host = to_host(aac, rewards)
         where = _first_index(~np.isfinite(host))
         raise ValueError(f"`rewards` must be finite; got {host[where]} at index {where}.")
 
     binary = kind == "bool" or bool(xp.all((rewards == 0) | (rewards == 1)))
     if estimator == "chen" and not binary:
-        host = _to_host(aac, rewards)
+        host = to_host(aac, rewards)
         where = _first_index((host != 0) & (host != 1))
         raise ValueError(
             f"estimator='chen' is defined for binary rewards (bool, or 0 and 1 only); got {host[where]} at "
@@ -98,7 +103,7 @@ def _rewards_iv(aac, rewards, flat: bool, estimator: str):
 
 def groups(aac, index, size: int):
     """Group labels, the group number of each sample and the group sizes, all on the host."""
-    labels = _to_host(aac, index) if aac.is_array_api_obj(index) else np.asarray(index)
+    labels = to_host(aac, index) if aac.is_array_api_obj(index) else np.asarray(index)
     if labels.ndim != 1 or labels.shape[0] != size:
         raise ValueError(f"`index` must give one group label per sample: expected shape ({size},), got {tuple(labels.shape)}.")
     try:
@@ -143,7 +148,6 @@ def _float64(aac, rewards):
 # --------------------------------------------------------------------------- #
 # public API
 # --------------------------------------------------------------------------- #
-@options(positional=("estimator", "index"))
 def pass_at_k_weights(rewards, k, *, estimator="loo_minus_one", index=None, metric="pass@k"):
     r"""Per-sample weights of an unbiased policy gradient of pass@k or pass^k (binary), max@k or min@k (real rewards).
 
@@ -318,7 +322,7 @@ def pass_at_k_weights(rewards, k, *, estimator="loo_minus_one", index=None, metr
     def weights_of(block):
         if binary:
             correct = block if kind == "bool" else block == 1
-            counts = _to_host(aac, xp.sum(xp.astype(correct, xp.int64), axis=1))
+            counts = to_host(aac, xp.sum(xp.astype(correct, xp.int64), axis=1))
             kernel = _kernels.binary_min_weights if metric == "pass^k" else _kernels.binary_weights
             return kernel(xp, correct, counts, k, estimator, device)
         if metric == "pass^k":  # min(g_S) = -max(-g_S), and every weight is linear in the subset scores

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from passatk._validation import as_ks, as_level, as_n_resamples, as_rng, options, shared_problems
+from passatk._validation import as_ks, as_level, as_n_resamples, as_rng, shared_problems
 from passatk.results import Results, as_results
 from passatk.uncertainty._bootstrap import resample_indices, unit_sums
 from passatk.uncertainty._common import ConfidenceInterval, json_number, quantile
-from passatk.uncertainty._compare import _estimates
-from passatk.uncertainty._summary import _cluster_iv, _robust_se
+from passatk.uncertainty._compare import per_problem_estimates
+from passatk.uncertainty._summary import cluster_codes, robust_se
 from passatk.uncertainty._variance import as_metric
 
 __all__ = ["BandResult", "difference_band", "simultaneous_band"]
@@ -57,7 +57,7 @@ class BandResult:
     Methods
     -------
     confidence_interval(level=0.95)
-        The band at another level, from the same replicates (``confidence_level`` is an alias).
+        The band at another level, from the same replicates.
     to_dict()
         JSON-ready record.
     """
@@ -88,7 +88,6 @@ class BandResult:
         """The k at which ``band`` excludes 0."""
         return _excluding_zero(self.ks, self.band)
 
-    @options()
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """The simultaneous band at ``level``, read off the same bootstrap replicates."""
         df = (self.clusters or self.problems) - 1
@@ -177,7 +176,7 @@ def _band(values, codes, ks, level, n_resamples, rng, metric, models, bounds) ->
         unit = "problems" if codes is None else "clusters"
         raise ValueError(f"a band over the population of problems needs at least 2 {unit}; got {n_units}.")
     estimate = values.mean(axis=0)
-    se, df = _robust_se(values, codes)
+    se, df = robust_se(values, codes)
     dist = max_abs_t(values, codes, se, n_resamples, as_rng(rng))
     q = critical_value(dist, level, df)
     return BandResult(
@@ -197,7 +196,6 @@ def _band(values, codes, ks, level, n_resamples, rng, metric, models, bounds) ->
     )
 
 
-@options()
 def simultaneous_band(
     results: Results,
     ks: int | Sequence[int],
@@ -236,14 +234,13 @@ def simultaneous_band(
     ks : int or sequence of int
         The k values (each ``<= n`` of every problem).
     level : float, default 0.95
-        Simultaneous confidence level (``confidence_level=`` is an alias).
+        Simultaneous confidence level.
     cluster : sequence or mapping, optional
         Cluster labels as in :func:`passatk.summarize`: the SE is CR1 and
         whole clusters are resampled.
     n_resamples : int, default 2000
     rng : int or numpy.random.Generator, optional
-        Seeds the bootstrap (``seed=`` is an alias); None is the fixed seed
-        ``passatk._validation.DEFAULT_SEED`` (0).
+        Seeds the bootstrap; None is the fixed seed 0.
     metric : {"pass@k", "pass^k"}, default "pass@k"
 
     Returns
@@ -290,12 +287,11 @@ def simultaneous_band(
     level = as_level(level)
     ks_arr, _ = as_ks(ks)
     n_resamples = as_n_resamples(n_resamples, 100)
-    codes = _cluster_iv(cluster, results.task_ids)
-    values = _estimates(results, ks_arr, metric)
+    codes = cluster_codes(cluster, results.task_ids)
+    values = per_problem_estimates(results, ks_arr, metric)
     return _band(values, codes, ks_arr, level, n_resamples, rng, metric, (results.name,), (0.0, 1.0))
 
 
-@options()
 def difference_band(
     a: Results,
     b: Results,
@@ -353,6 +349,6 @@ def difference_band(
     ks_arr, _ = as_ks(ks)
     n_resamples = as_n_resamples(n_resamples, 100)
     sa, sb, _, _ = shared_problems(a, b, at_least=2, what="a band of the difference")
-    codes = _cluster_iv(cluster, sa.task_ids)
-    d = _estimates(sa, ks_arr, metric) - _estimates(sb, ks_arr, metric)
+    codes = cluster_codes(cluster, sa.task_ids)
+    d = per_problem_estimates(sa, ks_arr, metric) - per_problem_estimates(sb, ks_arr, metric)
     return _band(d, codes, ks_arr, level, n_resamples, rng, metric, (a.name, b.name), (-1.0, 1.0))

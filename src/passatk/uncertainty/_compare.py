@@ -8,7 +8,7 @@ from itertools import combinations
 
 import numpy as np
 
-from passatk._validation import as_ks, as_level, options, shared_problems
+from passatk._validation import as_ks, as_level, shared_problems
 from passatk.results import Results, as_results
 from passatk.uncertainty._common import ConfidenceInterval, json_number, quantile
 from passatk.uncertainty._variance import as_metric
@@ -29,8 +29,7 @@ class Comparison:
     problems : int
         Problems both models were run on; only these are compared.
     only_in_a, only_in_b : tuple of str
-        Task ids present for one model only: reported, excluded (``only_a``
-        and ``only_b`` are aliases).
+        Task ids present for one model only: reported, excluded.
     estimate_a, estimate_b : ndarray
         pass@k of each model on the shared problems.
     difference : ndarray
@@ -65,7 +64,7 @@ class Comparison:
     Methods
     -------
     confidence_interval(level=0.95)
-        The paired t interval at another level (alias ``confidence_level``).
+        The paired t interval at another level.
     to_dict()
         The ``passatk compare --json`` record.
     """
@@ -91,17 +90,6 @@ class Comparison:
     task_ids: np.ndarray = field(default=None, repr=False)
     per_problem: np.ndarray = field(default=None, repr=False)
 
-    @property
-    def only_a(self) -> tuple[str, ...]:
-        """Alias of :attr:`only_in_a`."""
-        return self.only_in_a
-
-    @property
-    def only_b(self) -> tuple[str, ...]:
-        """Alias of :attr:`only_in_b`."""
-        return self.only_in_b
-
-    @options()
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Paired t interval of the difference (N-1 degrees of freedom)."""
         level = as_level(level)
@@ -174,7 +162,16 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.where(denom > 0, (xc * yc).sum(axis=0) / denom, np.nan)
 
 
-def _estimates(res: Results, ks: np.ndarray, metric: str = "pass@k") -> np.ndarray:
+def per_problem_estimates(res: Results, ks: np.ndarray, metric: str = "pass@k") -> np.ndarray:
+    """The unbiased pass@k (or pass^k) of every problem at every k, shape ``(problems, len(ks))``.
+
+    A k above a problem's n is a ValueError naming the model.
+
+    >>> r = Results.from_counts(["a", "b"], [4, 4], [2, 4], name="m")
+    >>> per_problem_estimates(r, np.array([1, 2]))
+    array([[0.5       , 0.83333333],
+           [1.        , 1.        ]])
+    """
     try:
         values = res.pass_hat_k(ks) if metric == "pass^k" else res.pass_at_k(ks)
         return np.asarray(values, dtype=np.float64).reshape(len(res), ks.size)
@@ -182,7 +179,6 @@ def _estimates(res: Results, ks: np.ndarray, metric: str = "pass@k") -> np.ndarr
         raise ValueError(f"model {res.name!r}: {exc}") from None
 
 
-@options(positional=("level",))
 def compare(a: Results, b: Results, ks: int | Sequence[int], *, level: float = 0.95, metric: str = "pass@k") -> Comparison:
     r"""Paired comparison of pass@k (or pass^k) of two models on the problems both were run on.
 
@@ -204,7 +200,7 @@ def compare(a: Results, b: Results, ks: int | Sequence[int], *, level: float = 0
     ks : int or sequence of int
         The k values (each ``<= n`` of every shared problem of both models).
     level : float, default 0.95
-        Confidence level of ``ci`` (``confidence_level=`` is an alias).
+        Confidence level of ``ci``.
     metric : {"pass@k", "pass^k"}, default "pass@k"
         ``"pass^k"`` compares :func:`passatk.pass_hat_k` per problem (all k
         attempts succeed) the same way.
@@ -261,7 +257,7 @@ def compare(a: Results, b: Results, ks: int | Sequence[int], *, level: float = 0
     metric = as_metric(metric)
     ks_arr, _ = as_ks(ks)
     sa, sb, only_in_a, only_in_b = shared_problems(a, b, at_least=2)
-    xa, xb = _estimates(sa, ks_arr, metric), _estimates(sb, ks_arr, metric)
+    xa, xb = per_problem_estimates(sa, ks_arr, metric), per_problem_estimates(sb, ks_arr, metric)
     d = xa - xb
     big_n = len(sa)
     se = d.std(axis=0, ddof=1) / np.sqrt(big_n)
@@ -325,7 +321,6 @@ def holm(p_values) -> np.ndarray:
     return out
 
 
-@options(positional=("level",))
 def compare_all(
     models: Mapping[str, Results], ks: int | Sequence[int], *, level: float = 0.95, metric: str = "pass@k"
 ) -> list[Comparison]:

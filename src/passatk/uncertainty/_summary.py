@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from passatk._validation import as_choice, as_ks, as_level, as_n_resamples, as_rng, options
+from passatk._validation import as_choice, as_ks, as_level, as_n_resamples, as_rng
 from passatk.results import Results, as_results
 from passatk.uncertainty._bayes import bayes_interval
 from passatk.uncertainty._bootstrap import bca_interval, percentile_interval, resampled_means, unit_sums
@@ -42,7 +42,7 @@ def _method_iv(method, target: str, clustered: bool = False) -> str:
     return method
 
 
-def _cluster_iv(cluster, task_ids: np.ndarray) -> np.ndarray | None:
+def cluster_codes(cluster, task_ids: np.ndarray) -> np.ndarray | None:
     """Cluster labels aligned with ``task_ids`` as integer codes 0..G-1, or None."""
     if cluster is None:
         return None
@@ -159,7 +159,7 @@ def _interval(summary_like: dict, level: float, method: str, n_resamples: int, r
     return ConfidenceInterval(np.clip(estimate - crit * se, 0.0, 1.0), np.clip(estimate + crit * se, 0.0, 1.0)), None
 
 
-def _robust_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray, int]:
+def robust_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray, int]:
     r"""SE of the column means from the spread between units, and its degrees of freedom.
 
     Without clusters this is :math:`S/\sqrt N`.  With G clusters it is the
@@ -224,7 +224,7 @@ class Summary:
     Methods
     -------
     confidence_interval(level=0.95, *, method=None)
-        The interval at another level or by another method (``confidence_level`` is an alias of ``level``).
+        The interval at another level or by another method.
     to_dict()
         The ``passatk score --json`` record.
     """
@@ -252,7 +252,6 @@ class Summary:
     _n_resamples: int = field(default=2000, repr=False)
     _rng: object = field(default=None, repr=False)
 
-    @options(positional=("method",))
     def confidence_interval(self, level: float = 0.95, *, method: str | None = None) -> ConfidenceInterval:
         """The interval of ``estimate`` at ``level`` by ``method`` (default: this summary's).
 
@@ -304,7 +303,6 @@ class Summary:
 # --------------------------------------------------------------------------- #
 # public function
 # --------------------------------------------------------------------------- #
-@options(positional=("level",))
 def summarize(
     results: Results,
     ks: int | Sequence[int],
@@ -338,7 +336,7 @@ def summarize(
     ks : int or sequence of int
         The k values, each ``<= n`` of every problem.
     level : float, default 0.95
-        Confidence level of the interval (``confidence_level=`` is an alias).
+        Confidence level of the interval.
     method : {"t", "normal", "wilson", "percentile", "bca", "bayes", "auto"}, default "t"
         ``"t"``: Student t with N-1 degrees of freedom (G-1 with clusters);
         ``"normal"``: z (always, for the fixed target); ``"wilson"``: the
@@ -359,8 +357,8 @@ def summarize(
     n_resamples : int, default 2000
         Bootstrap resamples.
     rng : int or numpy.random.Generator, optional
-        Seeds the bootstrap (``seed=`` is an alias); global numpy state is never used.
-        The default, None, is the fixed seed ``passatk._validation.DEFAULT_SEED`` (0),
+        Seeds the bootstrap; global numpy state is never used.
+        The default, None, is the fixed seed 0,
         so the same call gives the same interval; pass another seed to vary it.
     metric : {"pass@k", "pass^k"}, default "pass@k"
         ``"pass^k"``: the chance that all k attempts succeed
@@ -473,7 +471,7 @@ def summarize(
     method = _method_iv(method, target, cluster is not None)
     ks_arr, _ = as_ks(ks)
     n_resamples = as_n_resamples(n_resamples, 100)
-    codes = _cluster_iv(cluster, results.task_ids)
+    codes = cluster_codes(cluster, results.task_ids)
     if target == "fixed" and codes is not None:
         raise ValueError("`cluster` only applies to target='population'; the fixed target has no between-problem noise.")
     per_problem = results.pass_hat_k if metric == "pass^k" else results.pass_at_k
@@ -497,7 +495,7 @@ def summarize(
             )
     big_n = values.shape[0]
     estimate = values.mean(axis=0)
-    spread_se, df = _robust_se(values, codes) if n_units > 1 else (np.full(ks_arr.size, np.nan), 0)
+    spread_se, df = robust_se(values, codes) if n_units > 1 else (np.full(ks_arr.size, np.nan), 0)
     var_within = vhat.sum(axis=0) / big_n**2
     var_between = np.maximum(spread_se**2 - var_within, 0.0)
     se = np.sqrt(var_within) if target == "fixed" else spread_se

@@ -21,7 +21,6 @@ from passatk._validation import (
     as_ks,
     as_probabilities,
     broadcast_named,
-    options,
     require_k_le_n,
 )
 
@@ -105,7 +104,6 @@ def leading_variance(k, p):
     return k**2 * p * (1.0 - p) ** (2 * k - 1)
 
 
-@options(positional=("method",))
 def variance(n, k, p, *, method: str = "exact", metric: str = "pass@k"):
     r"""Variance of the unbiased pass@k (or pass^k) estimator of one problem with success probability ``p``.
 
