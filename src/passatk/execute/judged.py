@@ -54,7 +54,7 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
-__all__ = ["JUDGED_LANGUAGES", "code_tests_judged", "judged_job"]
+__all__ = ["JUDGED_LANGUAGES", "code_tests_judged", "judged_job", "rust_runtime"]
 
 JUDGED_LANGUAGES = (
     "cpp",
@@ -297,6 +297,10 @@ def _job(lang: str, server: str, judge: str, compiled: dict, harness: tuple[dict
                 if compiled["file"] in step["argv"]:
                     at = step["argv"].index(compiled["file"]) + 1
                     step["argv"] = [*step["argv"][:at], runtime, *step["argv"][at:]]
+        elif lang == "rust":  # the channel's crate, compiled once
+            link = ["--extern", f"passatk_rpc={rust_runtime()}"]
+            for step in steps[:-1]:
+                step["argv"] = [*step["argv"], *link]
     else:
         return None
     server_steps = [{k: v for k, v in s.items() if k != "proof"} for s in steps]  # the channel is descriptor 3
@@ -630,14 +634,37 @@ def _go_programs(spec: Mapping, completion: str) -> tuple[str, str, dict, dict] 
 # --------------------------------------------------------------------------- #
 # Rust
 # --------------------------------------------------------------------------- #
-# Both programs end with the module passatk_rpc (passatk_rpc.rs); the call server's main is
-# generated from the entry point's parameter types, the judge's proxy from their names.
+# Both programs link the crate passatk_rpc (passatk_rpc.rs, compiled once: rust_runtime); the call
+# server's main is generated from the entry point's parameter types, the judge's proxy from their names.
 _RS_HEADER = re.compile(r"(?:^|\n)[ \t]*(?:pub\s+)?fn\s+(\w+)\s*\(((?:[^()]|\([^()]*\))*)\)\s*(?:->\s*([^{};]+?))?\s*\{\s*$")
+
+
+_RS_LINK = "\nextern crate passatk_rpc;\n"  # at the crate root: every edition (2015's MultiPL-E, 2021's HumanEval-X)
 
 
 @cache
 def _rs_rpc() -> str:
     return (_HERE / "passatk_rpc.rs").read_text(encoding="utf-8")
+
+
+def rust_runtime() -> Path:
+    """The channel's Rust crate (passatk_rpc.rs) compiled once into ``libpassatk_rpc.rlib`` in the cache.
+
+    Both programs link it (``--extern``) instead of compiling its parser and
+    codecs each time: the call server then costs little more to build than
+    the compiled mode's program.
+    """
+    from passatk.execute.languages import _build_once, _clean_env, _run, _tool_version
+
+    digest = hashlib.sha256(_rs_rpc().encode()).hexdigest()[:12]
+
+    def build(tmp: Path) -> None:
+        (tmp / "passatk_rpc.rs").write_text(_rs_rpc())
+        argv = ["rustc", "--edition", "2021", "-O", "--crate-type", "rlib", "--crate-name", "passatk_rpc", "passatk_rpc.rs"]
+        _run(argv, tmp, _clean_env(str(tmp)), "the Rust call channel's crate")
+        (tmp / "passatk_rpc.rs").unlink()
+
+    return _build_once(f"rust-rpc-{digest}-{_tool_version(['rustc', '--version'])}", build) / "libpassatk_rpc.rlib"
 
 
 def _rs_split(params: str) -> list[str]:
@@ -713,7 +740,7 @@ def _rust_programs(spec: Mapping, completion: str) -> tuple[str, str, dict, dict
         body = truncate(completion, spec.get("stop_tokens", ()))
         server = prompt + body + "\n" + tests[: main.start()] + _rs_server(*entry)
         judge = prompt + _rs_proxy(entry[1]) + tests
-    return server + "\n" + _rs_rpc(), judge + "\n" + _rs_rpc(), {}, {}
+    return server + _RS_LINK, judge + _RS_LINK, {}, {}
 
 
 _RS_CANDIDATE = re.compile(r"\blet\s+candidate\s*=\s*(\w+)\s*;")
@@ -746,6 +773,6 @@ def _rs_code_programs(source: str, tests: str) -> tuple[str, str] | None:
     params = ", ".join(f"{n}: {t}" for n, t in entry[1])
     head = f"fn {name}({params}){f' -> {ret}' if ret else ''} {{"
     preamble = "".join(m.group(1) + "\n" for m in _RS_USE.finditer(source))
-    server = source + "\n" + tests[: main.start()] + _rs_server(*entry) + "\n" + _rs_rpc()
-    judge = preamble + head + _rs_proxy(entry[1]) + "}\n" + tests + "\n" + _rs_rpc()
+    server = source + "\n" + tests[: main.start()] + _rs_server(*entry) + _RS_LINK
+    judge = preamble + head + _rs_proxy(entry[1]) + "}\n" + tests + _RS_LINK
     return server, judge

@@ -987,9 +987,11 @@ def problem_binds(problems: Mapping) -> tuple[str, ...]:
             fmt = prob.spec["format"]
             recipe = humaneval_x_recipe(lang, prob.spec) if fmt == "humaneval-x" else multiple_recipe(lang)
             caches.update(dict.fromkeys(recipe.binds))
-            if lang in ("cpp", "java"):  # the judged mode's call channel runtime (passatk.execute.judged)
-                from passatk.execute.judged import cpp_runtime, java_runtime
+            if lang in ("cpp", "java", "rust"):  # the judged mode's call channel runtime (passatk.execute.judged)
+                from passatk.execute.judged import cpp_runtime, java_runtime, rust_runtime
 
-                runtime = cpp_runtime().parent if lang == "cpp" else java_runtime()
+                runtime = {"cpp": lambda: cpp_runtime().parent, "java": java_runtime, "rust": lambda: rust_runtime().parent}[
+                    lang
+                ]()
                 caches[os.path.realpath(runtime)] = None
     return tuple(dict.fromkeys((*sandbox_binds(langs), *caches)))
