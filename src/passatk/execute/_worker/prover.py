@@ -13,7 +13,10 @@ Who holds what.  The worker holds the job; it audits what it can from data
 :mod:`.metamath`), writes what the checker reads, and has the checker run as
 steps of a sample's process forked from the zygote (:mod:`.steps`), with the
 attempt's text as its program: so the checker, which reads text the attempt
-wrote, runs where every sample runs and is killed with its run.  What the
+wrote, runs where every sample runs and is killed with its run.  Coq's
+checker is warm: a run of the zygote kept between jobs holds ``coqtop``
+toplevels with the libraries loaded, and each attempt is checked by a child
+forked from one of them and killed after it (:mod:`.coqwarm`).  What the
 checker prints comes back on pipes the worker made, and the worker decides
 (:mod:`.metamath`, :mod:`.coq`, :mod:`.lean`).  A check that cannot be made (a
 statement that does not parse, a checker that crashes or runs out of time)
