@@ -47,6 +47,7 @@ _GRACE = 10.0
 _LINGER = 0.1
 _BUILT = {}  # {digest of the judge's source and steps: {"files": {name: (bytes, mode)}} or {"error": detail}}
 _BUILT_MAX = 64
+_BUILT_BYTES = 256 << 20  # Go and Rust test binaries weigh 5 to 15 MB each: at most this much is kept
 _TAIL = 4096
 BROKEN = 3  # the proxy's exit status when the sample's process ended or broke the protocol
 
@@ -79,7 +80,8 @@ def _build_judge(judge, cfg):
     finally:
         os.chdir(here)
         shutil.rmtree(work, ignore_errors=True)
-    if len(_BUILT) >= _BUILT_MAX:
+    held = sum(len(data) for b in _BUILT.values() for data, _ in b.get("files", {}).values())
+    if len(_BUILT) >= _BUILT_MAX or held + sum(len(data) for data, _ in built.get("files", {}).values()) > _BUILT_BYTES:
         _BUILT.clear()
     _BUILT[key] = built
     return built
