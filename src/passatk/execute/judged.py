@@ -714,7 +714,7 @@ def _rs_server(name: str, params: list[tuple[str, str]]) -> str:
             lets.append(f"let a{i}: {kind} = passatk_rpc::Dec::dec(&a[{i}])?;")
             args.append(f"a{i}")
     body = " ".join([f"passatk_rpc::arity(a, {len(params)})?;", *lets, f"Ok(passatk_rpc::enc(&{name}({', '.join(args)})))"])
-    return f"\nfn main() {{\n    passatk_rpc::serve(|a: &[passatk_rpc::J]| {{ {body} }});\n}}\n"
+    return f"\nfn main() {{\n    passatk_rpc::serve(&mut |a: &[passatk_rpc::J]| {{ {body} }});\n}}\n"
 
 
 def _rs_proxy(params: list[tuple[str, str]]) -> str:

@@ -385,7 +385,7 @@ fn channel() -> (BufReader<File>, File) {
 }
 
 /// The call server's loop: each call's arguments to `f`, its answer (or what it raised) back, until the channel closes.
-pub fn serve<F: FnMut(&[J]) -> Result<Vec<u8>, Bad>>(mut f: F) {
+pub fn serve(f: &mut dyn FnMut(&[J]) -> Result<Vec<u8>, Bad>) {
     let (mut r, mut w) = channel();
     loop {
         let line = match read_line(&mut r) {
