@@ -306,6 +306,8 @@ def _job(lang: str, server: str, judge: str, compiled: dict, harness: tuple[dict
     server_steps = [{k: v for k, v in s.items() if k != "proof"} for s in steps]  # the channel is descriptor 3
     if lang == "rust":  # the call server has a main of its own, not libtest's
         server_steps[:-1] = [{**s, "argv": [a for a in s["argv"] if a != "--test"]} for s in server_steps[:-1]]
+    if lang == "go":  # the call server links without a symbol table: 0.05 s of its build's 0.35 s
+        server_steps[:-1] = [{**s, "argv": [*s["argv"][:3], "-ldflags=-s -w", *s["argv"][3:]]} for s in server_steps[:-1]]
     sample = {**compiled, "source": server, "steps": [*server_steps[:-1], {**server_steps[-1], "call": True}], "rule": {}}
     judged = {"source": judge, "file": compiled["file"], "steps": steps, "keep": keep}
     if harness[0]:
