@@ -674,7 +674,7 @@ class TestInteractive:
         assert [v.output["verdict"] for v in verdicts] == ["wrong_answer", "run_time_error", "run_time_error"]
 
     def test_loop_after_the_answer(self, verifier):
-        """Right, then never ending: time_limit_exceeded (Kattis's order: the program's end before the validator's word)."""
+        """Right, then never ending: time_limit_exceeded (DOMjudge's order, as Kattis's: how the program ended before the validator's accept)."""
         src = GUESS_RIGHT.replace('!strcmp(said, "correct")) return 0;', '!strcmp(said, "correct")) for(;;);')
         v = self._verify(verifier, src)
         assert v.output["verdict"] == "time_limit_exceeded"

@@ -91,6 +91,7 @@ _GRACE = 10.0
 _STUCK = 2.0  # seconds past a run's wall-clock limit before the worker stops waiting for its report
 _WALL_FACTOR = 3.0  # a case's wall-clock limit: this many times its CPU limit, plus a second (a loaded machine slows a run)
 _TAIL = 4096
+_RELAY = 1 << 16  # bytes an interactive case's relay holds for a reader before it stops reading the writer
 _OOM_MARKS = ("bad_alloc", "OutOfMemoryError", "MemoryError", "out of memory", "Cannot allocate memory", "memory allocation of")
 _KATTIS_AC, _KATTIS_WA = 42, 43
 
@@ -186,7 +187,6 @@ def _run_one(step, path, fds, sock):
         "cpu": round(outcome.cpu, 4),
         "wall": round(outcome.wall, 4),
         "rss": outcome.rss,
-        "ended": time.monotonic(),  # when its wait returned: which of it and an interactive validator ended first
     }
 
 
@@ -258,7 +258,7 @@ def serve(source, channel_fd, spec):
 
     Every run starts from what the build left: :func:`_fresh` empties the
     places a run may write, and a run that changed its program's files
-    (:func:`_files`) is reported as such (``"tampered"``) and is the last.
+    (:func:`_files`) is reported as such (``"tampered"``), and the worker ends the job there.
     """
     sock = socket.socket(fileno=channel_fd)
     cwd = os.getcwd()
@@ -307,9 +307,7 @@ def serve(source, channel_fd, spec):
             report["tampered"] = next(
                 os.path.relpath(p, cwd) for p in sorted(set(now) | set(built)) if now.get(p) != built.get(p)
             )
-        send(sock, "ran", report)
-        if "tampered" in report:
-            break
+        send(sock, "ran", report)  # (after a tampered run the worker asks for no more)
     os._exit(0)
 
 
@@ -647,7 +645,10 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
     43) is a judge error whatever the program did; a wrong answer from a
     validator that ended before the program decides; else how the program
     ended (out of time, crashed, too much output); else the validator's word.
-    Which ended first is decided by when each process's wait returned.
+    The validator ended first when its wrong answer came while the program
+    still ran, so that the worker stopped the program (a program that ended on
+    its own meanwhile, out of time or crashed, ended first: DOMjudge's runpipe
+    races the same way, and runguard's time limit is counted before any exit).
     """
     checker = job["checker"]
     sub_in_r, sub_in_w = os.pipe()
@@ -675,18 +676,26 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
         os.set_blocking(fd, False)
     pending = {sub_in_w: bytearray(), val_in_w: bytearray()}  # bytes on their way to each reader
     route = {sub_out_r: val_in_w, val_out_r: sub_in_w}
+    source = {target: fd for fd, target in route.items()}
+    paused = set()  # sources not read while their reader is behind (a pipe's back-pressure, not a growing buffer)
     open_w = {sub_in_w, val_in_w}
     closing = set()  # writers to close once what is pending is written (their source has ended)
     tails = {err_r: bytearray(), val_err_r: bytearray()}
     limit = int(job.get("output_mb") or 8) << 20
     sent = {sub_out_r: 0, val_out_r: 0}
-    report = val_status = val_ended = None
+    report = val_status = None
+    stopped_for_validator = False
     wall = run["wall"] + _GRACE
     poller = select.poll()
     for fd in (sub_out_r, val_out_r, err_r, val_err_r, ctrl.fileno(), zyg.sock.fileno(), pidfd):
         poller.register(fd, select.POLLIN)
     start = time.monotonic()
     stopped = gone = False
+
+    def resume(fd):
+        if fd in paused:
+            paused.discard(fd)
+            poller.modify(fd, select.POLLIN)
 
     def close_w(fd):
         if fd in open_w:
@@ -697,6 +706,7 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
             except KeyError:
                 pass
             os.close(fd)
+            resume(source[fd])  # what it sends now is dropped
 
     try:
         while report is None or val_status is None:
@@ -711,6 +721,7 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
                         continue
                     if not chunk:
                         poller.unregister(fd)
+                        paused.discard(fd)
                         target = route[fd]
                         closing.add(target)
                         if target in open_w and not pending[target]:
@@ -724,6 +735,9 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
                     if target in open_w:
                         pending[target] += chunk
                         poller.register(target, select.POLLOUT)
+                        if len(pending[target]) >= _RELAY and fd not in paused:
+                            poller.modify(fd, 0)
+                            paused.add(fd)
                 elif fd in pending:
                     if ev & (select.POLLERR | select.POLLHUP):
                         close_w(fd)
@@ -736,6 +750,8 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
                         close_w(fd)
                         continue
                     del pending[fd][:n]
+                    if len(pending[fd]) < _RELAY:
+                        resume(source[fd])
                     if not pending[fd]:
                         if fd in closing:
                             close_w(fd)
@@ -753,11 +769,11 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
                     del tails[fd][:-_TAIL]
                 elif fd == pidfd:
                     _, val_status, _ = os.wait4(pid, 0)
-                    val_ended = time.monotonic()
                     poller.unregister(pidfd)
                     # (its output still on its way to the program is relayed; its end closes the program's input)
                     if os.WIFEXITED(val_status) and os.WEXITSTATUS(val_status) == _KATTIS_WA and report is None:
-                        send(ctrl, "stop", {})  # a wrong answer decides: no need to wait for the program
+                        send(ctrl, "stop", {})  # a wrong answer while the program runs decides: stop it
+                        stopped_for_validator = True
                 elif fd == ctrl.fileno():
                     try:
                         name, data, extra = receive(ctrl)
@@ -767,9 +783,11 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
                     for x in extra:
                         os.close(x)
                     if name == "ran":
-                        report = {**data, "ended": min(data.get("ended", math.inf), time.monotonic())}
+                        report = data
                         poller.unregister(ctrl.fileno())
-                        wall = min(wall, time.monotonic() - start + _STUCK)  # the validator's last moments
+                        # the validator's last moments: what the program sent is still its to read (DOMjudge
+                        # gives the validator its own time limit, not the program's)
+                        wall = time.monotonic() - start + cpu
                         closing.add(val_in_w)
                         if not pending[val_in_w]:
                             close_w(val_in_w)
@@ -800,13 +818,13 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
         report = _await(ctrl, zyg, run["wall"] + _GRACE)[1]
     said = message or bytes(tails[val_err_r]).decode("utf-8", "replace").strip()[-200:]
     if isinstance(val_status, tuple):
-        return (*_judge_error("interactive validator", checker, "did not end within the case's time"), report)
+        return (*_judge_error("interactive validator", checker, f"did not end within {cpu:g} s of the program's end"), report)
     if not os.WIFEXITED(val_status):
         return (*_judge_error("interactive validator", checker, f"was killed by signal {os.WTERMSIG(val_status)}"), report)
     code = os.WEXITSTATUS(val_status)
     if code not in (_KATTIS_AC, _KATTIS_WA):
         return (*_judge_error("interactive validator", checker, f"exited {code}, neither 42 nor 43: {said}"), report)
-    if code == _KATTIS_WA and val_ended < report.get("ended", math.inf):
+    if code == _KATTIS_WA and stopped_for_validator and report.get("how") == "stopped":
         return "wrong_answer", said, report
     bad = _ended(report, bytes(tails[err_r]), run.get("memory_bytes"))
     if bad is not None:
