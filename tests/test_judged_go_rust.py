@@ -382,3 +382,92 @@ def test_the_rust_sample_source_never_runs_in_the_judge(source, marker):
         "rust", source, "fn main() {\n    let candidate = add;\n    assert_eq!(candidate(1, 2), 0);\n}\n"
     )
     assert marker not in job.get("judge", {}).get("source", ""), job
+
+
+# --------------------------------------------------------------------------- #
+# the channel carries every value of the declared types exactly
+# --------------------------------------------------------------------------- #
+_GO_ROUND_TRIP = {
+    "name": "round_trip",
+    "language": "go_test.go",
+    "prompt": (
+        'package round_trip_test\n\nimport (\n    "math"\n    "reflect"\n    "testing"\n)\n\n'
+        "func echo(a []int, s string, m map[rune]float64, x interface{}, n []string) []interface{} {\n"
+    ),
+    "tests": (
+        "func TestEcho(t *testing.T) {\n"
+        '    s := "h\\"i\\n\\xff\\x00é"\n'
+        "    m := map[rune]float64{'a': 0.1, 'é': math.Inf(-1), 3: math.Copysign(0, -1)}\n"
+        '    x := []interface{}{nil, int64(-1 << 63), uint8(255), "x", [2]bool{true, false}, map[string][]int{"k": nil}}\n'
+        "    got := echo([]int{}, s, m, x, nil)\n"
+        "    want := []interface{}{[]int{}, s, m, x, []string(nil), float32(1.5)}\n"
+        '    if !reflect.DeepEqual(got, want) || math.Signbit(got[2].(map[rune]float64)[3]) != true {\n        t.Fatalf("%#v", got)\n    }\n'
+        '    if nan := echo(nil, "", map[rune]float64{1: math.NaN()}, nil, nil)[2].(map[rune]float64)[1]; !math.IsNaN(nan) {\n'
+        '        t.Fatalf("%v", nan)\n    }\n}\n'
+    ),
+    "stop_tokens": ["\nfunc", "struct", "\n// "],
+}
+_RS_ROUND_TRIP = {
+    "name": "round_trip",
+    "language": "rs",
+    "prompt": (
+        "use std::collections::HashMap;\n"
+        "fn echo(s: &str, v: Vec<(i64, f64)>, m: HashMap<String, Option<u8>>, c: char) "
+        "-> (String, Vec<(i64, f64)>, HashMap<String, Option<u8>>, Vec<char>) {\n"
+    ),
+    "tests": (
+        "}\n\nfn main() {\n    let candidate = echo;\n"
+        '    let s = "h\\"i\\n\\u{0}é\\u{1F600}";\n'
+        "    let v = vec![(i64::MIN, 0.1), (i64::MAX, -0.0), (0, f64::INFINITY), (1, 1e-308)];\n"
+        '    let mut m = HashMap::new(); m.insert("é".to_string(), Some(255u8)); m.insert(String::new(), None);\n'
+        "    let got = candidate(s, v.clone(), m.clone(), 'é');\n"
+        "    assert_eq!(got, (s.to_string(), v, m, vec!['é']));\n"
+        "    assert!(got.1[1].1.is_sign_negative());\n"
+        "    assert!(candidate(\"\", vec![(0, f64::NAN)], HashMap::new(), 'a').1[0].1.is_nan());\n}\n"
+    ),
+    "stop_tokens": ["\n}"],
+}
+_ROUND_TRIP_BODIES = {
+    "go": "    return []interface{}{a, s, m, x, n, float32(1.5)}\n}\n",
+    "rust": "    (s.to_string(), v, m, vec![c])\n",
+}
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("lang, rec", [("go", _GO_ROUND_TRIP), ("rust", _RS_ROUND_TRIP)])
+def test_values_cross_the_channel_exactly(tmp_path, lang, rec):
+    """Bytes outside ASCII, extreme integers, -0.0, NaN, infinities, nil against empty slices, nested interface{} values round-trip.
+
+    A channel that went through text (Go's json.Marshal replaces a byte like \\xff; %v prints nil and
+    empty slices alike) or through float64 for integers would fail these comparisons.
+    """
+    _need(lang)
+    path = tmp_path / "round_trip.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    spec = load_problems(path)["round_trip"].spec
+    job = languages.program_job(spec, _ROUND_TRIP_BODIES[lang])
+    assert job["kind"] == "judged"
+    got = _run([job])[0]
+    assert (got.status, got.judged) == ("passed", True), got
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize(
+    "line",
+    ['["ok",1]', '["ok",true,1]', '["maybe",true]', "[" * 300 + "]" * 300, '["ok",true] trailing', '["ok","\\u0100"]'],
+)
+def test_a_forged_answer_the_type_does_not_allow_is_a_protocol_violation(shared_data, line):
+    """A Rust sample that writes its own answer line (an int for a bool, extra items, a bad tag, 300 deep, trailing text) ends the judge: error.
+
+    A judge that read answers loosely (JSON's 1 as true, the first value of a longer line) would take them.
+    """
+    spec = _first(shared_data, "multipl-e", "rust")
+    forged = (
+        "    "
+        + _RS_WRITE.format(line=line.replace("\\", "\\\\").replace('"', '\\"') + "\\n").replace(
+            "std::process::exit(0)", "loop {}"
+        )
+        + "\n"
+    )
+    got = _run([languages.program_job(spec, forged)])[0]
+    assert (got.status, got.judged) == ("error", True) and "protocol violation" in got.detail, got
