@@ -43,7 +43,10 @@ float>"]`` (exact); a vector/list ``["l", item, ...]``; a tuple or pair
 ``["o"]`` or ``["o", value]``; a variant ``["v", index, value]``; an
 ``std::any`` ``["a", type, value]``.  A call is the JSON array of its
 arguments on one line; an answer is ``["ok", value]`` or ``["raised",
-message]`` on one line.
+message]`` on one line.  Go and Rust write a float as ``["f", "<shortest
+round-trip text>"]``; Go's ``interface{}`` is ``["a", "<Go type>", value]``
+(``["x", "<Go type>"]`` for a type the channel does not carry) and a nil
+slice or map ``null`` (see ``_callserver/passatk_rpc.go`` and ``.rs``).
 """
 
 from __future__ import annotations
