@@ -35,6 +35,7 @@ import argparse
 import os
 import platform
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -125,6 +126,12 @@ def cold_coq(statement: str, proof: str) -> bool:
         return subprocess.run(["coqc", "-q", "Attempt.v"], cwd=tmp, capture_output=True, timeout=600).returncode == 0
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children (the cold side's subprocesses)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 _TIMED = re.compile(r"Finished transaction in [\d.]+ secs \(([\d.]+)u,([\d.]+)s\)")
 
 
@@ -153,16 +160,16 @@ def coq_profile(attempts: list) -> None:
 
 def compare(name: str, language: str, attempts: list, cold, workers: int) -> None:
     """Time the cold side, then passatk's (workers started in the timed region), and print the comparison."""
-    t0 = time.perf_counter()
+    t0, used = time.perf_counter(), _children_cpu()
     with ThreadPoolExecutor(workers) as pool:
         cold_verdicts = list(pool.map(lambda a: cold(*a), attempts))
-    cold_s = time.perf_counter() - t0
+    cold_s, cold_cpu = time.perf_counter() - t0, _children_cpu() - used
     t0 = time.perf_counter()
     with Verifier(workers=workers, timeout=60) as verifier:
         verdicts = verifier.verify(attempts_as_tasks(language, attempts))
         warm_s = time.perf_counter() - t0
         t1 = time.perf_counter()
-        verifier.verify(attempts_as_tasks(language, attempts, again=True))
+        again = verifier.verify(attempts_as_tasks(language, attempts, again=True))
         again_s = time.perf_counter() - t1
     ours = [v.passed for v in verdicts]
     agree = sum(a == b for a, b in zip(cold_verdicts, ours))
@@ -174,6 +181,11 @@ def compare(name: str, language: str, attempts: list, cold, workers: int) -> Non
     print(f"| passatk ({workers} workers, start included) | {warm_s:.1f} s | {n / warm_s:.1f} | {1000 * warm_s / n:.0f} ms |")
     print(f"| passatk, warm workers (same attempts again) | {again_s:.1f} s | {n / again_s:.1f} | {1000 * again_s / n:.0f} ms |")
     print(f"ratio cold / passatk: {cold_s / warm_s:.1f}x (start included), {cold_s / again_s:.1f}x (warm)")
+    checker = sum(v.cpu for v in again)
+    print(
+        f"CPU per attempt: cold {1000 * cold_cpu / n:.0f} ms; passatk's checker, warm {1000 * checker / n:.1f} ms "
+        f"(the checking processes' own, from the verdicts; the worker's Python not counted): {cold_cpu / checker:.1f}x"
+    )
     disagree = [
         (a[1] if language == "metamath" else a[0].splitlines()[-1], c) for a, c, o in zip(attempts, cold_verdicts, ours) if c != o
     ]
