@@ -476,8 +476,8 @@ class TestRecords:
         assert [r["status"] for r in result.records] == ["passed", "failed"]
 
 
-SPIN = "import time\nend = time.process_time() + 1.5\nwhile time.process_time() < end:\n    pass\nprint(3)\n"
-SPIN_RECORD = {"name": "spin", "public_tests": {"input": ["1 2\n"], "output": ["3\n"]}, "time_limit": 1}
+SPIN = "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end:\n    pass\nprint(3)\n"
+SPIN_RECORD = {"name": "spin", "public_tests": {"input": ["1 2\n"], "output": ["3\n"]}, "time_limit": 0.2}
 
 
 class TestTimeMultipliers:
@@ -501,8 +501,8 @@ class TestTimeMultipliers:
         """A factor given for c++ or py applies to passatk's cpp and python (a raw lookup missed them silently)."""
         prob = contest.problem_from_record(SPIN_RECORD)
         _need("cpp")
-        assert prob.job("cpp", CPP_SUM, time_multipliers={"C++": 2})["time_limit"] == 2.0
-        assert prob.job("python", SPIN, time_multipliers={"py": 3})["time_limit"] == 3.0
+        assert prob.job("cpp", CPP_SUM, time_multipliers={"C++": 2})["time_limit"] == 0.4
+        assert prob.job("python", SPIN, time_multipliers={"py": 3})["time_limit"] == pytest.approx(0.6)
 
     def test_only_for_contest_problems(self):
         """Multipliers for problems none of which is a contest problem are an error, not ignored."""
@@ -513,7 +513,7 @@ class TestTimeMultipliers:
 
     @pytest.mark.sandbox
     def test_evaluate(self, tmp_path):
-        """A Python answer spinning 1.5 s is out of time under the 1 s limit, accepted with python=3, not with cpp=3."""
+        """A Python answer spinning 0.5 s is out of time under the 0.2 s limit, accepted with python=10, not with cpp=10."""
         import json
 
         import passatk
@@ -523,7 +523,7 @@ class TestTimeMultipliers:
         samples = [{"task_id": "spin", "completion": f"```python\n{SPIN}```\n"}]
         statuses = [
             passatk.evaluate(samples, problems, workers=1, time_multipliers=factors).records[0]["status"]
-            for factors in (None, {"python": 3}, {"cpp": 3})
+            for factors in (None, {"python": 10}, {"cpp": 10})
         ]
         assert statuses == ["timeout", "passed", "timeout"]
 
@@ -543,7 +543,7 @@ class TestTimeMultipliers:
         out = tmp_path / "results.jsonl"
         base = ["evaluate", str(samples), "--problems", str(problems), "--out", str(out), "--workers", "1", "-k", "1", "--quiet"]
         runner = CliRunner()
-        ok = runner.invoke(app, [*base, "--time-multiplier", "python=3"])
+        ok = runner.invoke(app, [*base, "--time-multiplier", "python=10"])
         assert ok.exit_code == 0, ok.output
         assert json.loads(out.read_text())["status"] == "passed"
         for bad, said in (("python", "must be LANGUAGE=FACTOR"), ("cobol=2", "not a language passatk knows")):
