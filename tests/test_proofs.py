@@ -399,6 +399,17 @@ class TestCoqCheck:
             verdict = _check(verifier, "coq", statement, proof)
             assert verdict.status == "failed" and "coq:" in verdict.detail, verdict
 
+    @pytest.mark.parametrize(
+        "tactics", ["abstract admit", "exact_no_check I", "vm_cast_no_check I", "give_up", "shelve", "admit"]
+    )
+    def test_tactics_alone_cannot_cheat(self, verifier, coq_installed, tactics):
+        """A plain tactic script skips Print Assumptions: tactics that skip a check or give a goal up still fail,
+        at Qed, where the kernel checks the term and no goal may be left."""
+        proof = f"Proof. {tactics}. Qed."
+        assert coq.tactic_script(proof)
+        verdict = _check(verifier, "coq", "Theorem f : False.", proof)
+        assert verdict.status == "failed" and "coq:" in verdict.detail, verdict
+
     @pytest.mark.parametrize("name", list(COQ_CHEATS))
     def test_cheats_pass_a_naive_checker_and_fail_here(self, verifier, coq_installed, tmp_path, name):
         """Each cheat compiles (a naive checker's pass) and fails here, with the reason."""
