@@ -458,6 +458,19 @@ def naive_warm_coq(attempts) -> list[bool]:
 @pytest.mark.sandbox
 @pytest.mark.slow
 class TestWarmIsolation:
+    def test_the_attempt_cannot_read_the_checks_commands(self, verifier, coq_installed):
+        """An attempt that Loads its standard input gets nothing: the commands come on a socket, which cannot be
+        opened again.  Through a pipe (the weaker design) Load "/dev/stdin" runs the commands that follow on it,
+        before the rest of the attempt, inside the attempt's module, where its axioms print unqualified."""
+        piped = subprocess.run(
+            ["coqtop", "-q"], input='Load "/dev/stdin".\nLocate passatk_next.\n', capture_output=True, text=True
+        )
+        said = piped.stdout + piped.stderr
+        assert said.index("No object of basename passatk_next") < said.index("Error"), said  # run inside the Load
+        proof = 'Proof. exact I. Qed.\nLoad "/dev/stdin".\nLoad "/proc/self/fd/0".'
+        verdict = _check(verifier, "coq", "Theorem t : True.", proof)
+        assert verdict.status == "failed" and "Can't find file" in verdict.detail, verdict
+
     def test_a_hostile_attempt_cannot_sway_the_next_one(self, coq_installed):
         """Attempts checked one after another by one warm toplevel: an axiom with a hint, a notation, a proof or a
         comment left open change nothing for the next attempt.  The weaker design, one coqtop fed every attempt in

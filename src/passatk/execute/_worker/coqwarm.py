@@ -207,24 +207,28 @@ class WarmCoq:
             return "statement", server, 0.0, 0.0
         start = time.monotonic()
         attempt = memfd(coq.attempt_file(statement, proof).encode("utf-8", "surrogatepass"), "attempt")
-        in_r, in_w = os.pipe()
+        # the commands come on a socket: a pipe could be opened again as /dev/stdin, and the attempt's Load of it
+        # would run the check's commands not yet read, inside the attempt's module and in its order
+        commands, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_r, out_w = os.pipe()
         try:
-            pid = server.fork("A", in_r, out_w, attempt, cpu=math.ceil(cpu))
+            pid = server.fork("A", theirs.fileno(), out_w, attempt, cpu=math.ceil(cpu))
         except (OSError, ConnectionError) as exc:
-            for fd in (in_w, out_r):
-                os.close(fd)
+            commands.close()
+            os.close(out_r)
             self.close()
             raise WarmCoqError(f"the warm Coq toplevel stopped: {exc}") from None
         finally:
-            for fd in (attempt, in_r, out_w):
+            for fd in (attempt, out_w):
                 os.close(fd)
+            theirs.close()
         try:
             try:
-                os.write(in_w, coq.check_script(statement, nonce, audit).encode("utf-8", "surrogatepass"))
-            except BrokenPipeError:
+                commands.sendall(coq.check_script(statement, nonce, audit).encode("utf-8", "surrogatepass"))
+                commands.shutdown(socket.SHUT_WR)
+            except OSError:
                 pass  # the child ended already: its answers say why
-            os.close(in_w)
+            commands.close()
             said, how = _read_until(out_r, None, start + wall_limit(self.cfg, cpu) + 1.0)
         finally:
             os.close(out_r)
