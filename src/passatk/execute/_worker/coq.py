@@ -4,7 +4,8 @@ What the attempt controls is its whole proof script: it follows the
 problem's theorem and may close the theorem early, state it again under
 notations, instances or coercions of its own, declare axioms, ``Admitted``
 it, ``Require`` other libraries, set options, print anything, leave a proof
-open or read its own standard input.  So nothing it prints is believed, and
+open or try to read the check's commands (they come on a socket, which it
+cannot open again).  So nothing it prints is believed, and
 what decides is the kernel's answer to questions asked around it.  The
 child that checks one attempt is forked from a toplevel that has executed
 only the statement's preamble, and reads (:func:`check_script`):
