@@ -17,7 +17,8 @@ its own standard input.  Requests:
        order of messages and errors is kept) and, if a third is sent, as
        descriptor 3.  ``kind`` ``S``: the child serves in turn when its input
        says ``Cd`` as above (its descriptor 3 is its own control socket): a warm toplevel
-       for one statement's preamble, forked from the bare one.  ``kind``
+       for one statement's preamble, forked from the bare one (which
+       reaps it once it has ended).  ``kind``
        ``A``: the child checks an attempt and ends with its input; it never
        serves, and before it reads anything it gets its own process group,
        ``RLIMIT_CPU`` (fork starts its CPU time at zero), ``RLIMIT_FSIZE`` 0 (no file of the sandbox can be written, so
@@ -62,6 +63,8 @@ SOURCE = (
 struct request { char op, kind, pad[2]; int32_t pid; uint32_t cpu; };
 
 static int serve_fd = -1;
+static pid_t servers[64];  /* serving children (kind S), reaped once they end: zombies count against pids.max */
+static int n_servers;
 
 __attribute__((constructor)) static void coqfork_init(void) {
     const char *fd = getenv("PASSATK_COQFORK_FD");
@@ -83,6 +86,7 @@ static int high(int fd) { return fcntl(fd, F_DUPFD, 10); }
 
 static void become_child(const struct request *rq, int *fds, int nfd) {
     pid_t parent = getppid();
+    n_servers = 0;
     signal(SIGCHLD, SIG_DFL);
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -113,6 +117,8 @@ static void serve(void) {
         struct msghdr msg = {0};
         msg.msg_iov = &iov; msg.msg_iovlen = 1; msg.msg_control = control; msg.msg_controllen = sizeof control;
         memset(&rq, 0, sizeof rq);
+        for (int i = 0; i < n_servers; i++)
+            if (waitpid(servers[i], NULL, WNOHANG) != 0) servers[i--] = servers[--n_servers];
         ssize_t got = recvmsg(serve_fd, &msg, MSG_CMSG_CLOEXEC);
         if (got <= 0) _exit(0);  /* the worker closed its end: nothing more to serve */
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
@@ -125,6 +131,7 @@ static void serve(void) {
             pid_t pid = _Fork();
             if (pid == 0) { become_child(&rq, fds, nfd); return; }
             for (int i = 0; i < nfd; i++) close(fds[i]);
+            if (pid > 0 && rq.kind == 'S' && n_servers < 64) servers[n_servers++] = pid;
             reply('P', pid, 0);
         } else if (rq.op == 'D' && rq.pid > 0) {
             int status = 0;
