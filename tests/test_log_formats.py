@@ -522,8 +522,8 @@ class TestLmEval:
 
         samples = list(iter_samples(lm_eval_logs["he_predict"], problems=load_problems(dataset="humaneval")))
         assert len(samples) == 12
-        assert {s["task_id"] for s in samples} == {"HumanEval/0", "HumanEval/1", "HumanEval/2"}
-        assert all(not s["completion"].startswith("from typing") for s in samples)
+        assert {s.record["task_id"] for s in samples} == {"HumanEval/0", "HumanEval/1", "HumanEval/2"}
+        assert all(not s.record["completion"].startswith("from typing") for s in samples)
         res = evaluate(lm_eval_logs["he_predict"], dataset="humaneval", workers=2, out=tmp_path / "he_results.jsonl")
         got = res.results
         want = load_results(lm_eval_logs["he"])
@@ -749,7 +749,7 @@ class TestBigcode:
         for i in range(8):
             assert r.outcomes[i].tolist() == [_bigcode_reference(g, HUMANEVAL[i]) for g in generations[i]]
         first = next(iter_samples(path, problems=load_problems(dataset="humaneval")))
-        assert first["completion"] == HUMANEVAL[0]["canonical_solution"]  # the prompt was a prefix: stripped
+        assert first.record["completion"] == first.text == HUMANEVAL[0]["canonical_solution"]  # the prompt was a prefix: stripped
 
     def test_score_refuses_generations(self, tmp_path):
         """load_results says a generations file holds programs and names passatk evaluate."""
@@ -781,7 +781,7 @@ class TestBigcode:
         path = tmp_path / "generations_mbpp.json"
         path.write_text(json.dumps([[f"# {i}"] for i in range(500)]))
         samples = list(iter_samples(path, problems=problems))
-        assert [s["task_id"] for s in samples[:2]] == ["11", "12"] and samples[-1]["task_id"] == "510"
+        assert [s.task for s in samples[:2]] == ["11", "12"] and samples[-1].record["task_id"] == "510"
 
 
 # --------------------------------------------------------------------------- #
@@ -799,7 +799,7 @@ class TestEvalplusSamples:
                 {"task_id": p["task_id"], "completion": p["canonical_solution"]},
             ],
         )
-        texts = [s["_text"] for s in iter_samples(path, problems=load_problems(dataset="humaneval"))]
+        texts = [s.text for s in iter_samples(path, problems=load_problems(dataset="humaneval"))]
         assert texts == [
             p["canonical_solution"],
             "import math\n" + p["prompt"] + p["canonical_solution"],

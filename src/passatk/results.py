@@ -110,13 +110,13 @@ class Results:
         pos = {t: i for i, t in enumerate(self.task_ids.tolist())}
         idx = np.array([pos[str(t)] for t in task_ids], dtype=np.int64)
         return Results(
-            self.task_ids[idx],
-            self.n[idx],
-            self.c[idx],
-            None if self.outcomes is None else tuple(self.outcomes[i] for i in idx),
-            self.name,
-            self.source,
-            None if self.duplicate_share is None else self.duplicate_share[idx],
+            task_ids=self.task_ids[idx],
+            n=self.n[idx],
+            c=self.c[idx],
+            outcomes=None if self.outcomes is None else tuple(self.outcomes[i] for i in idx),
+            name=self.name,
+            source=self.source,
+            duplicate_share=None if self.duplicate_share is None else self.duplicate_share[idx],
         )
 
     @classmethod
@@ -145,13 +145,13 @@ class Results:
         if completions is not None:
             dup = np.array([_duplicate_share(completions[t]) for t in outcomes])
         return cls(
-            np.asarray(ids),
-            np.array([o.size for o in outs], dtype=np.int64),
-            np.array([int(o.sum()) for o in outs], dtype=np.int64),
-            outs,
-            name,
-            source,
-            dup,
+            task_ids=np.asarray(ids),
+            n=np.array([o.size for o in outs], dtype=np.int64),
+            c=np.array([int(o.sum()) for o in outs], dtype=np.int64),
+            outcomes=outs,
+            name=name,
+            source=source,
+            duplicate_share=dup,
         )
 
 

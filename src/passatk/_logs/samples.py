@@ -1,4 +1,4 @@
-"""``passatk evaluate``'s samples from the logs of other tools.
+"""``passatk evaluate``'s samples: the :class:`Sample` record, and samples from the logs of other tools.
 
 :func:`log_samples` recognises, from the content, an lm-eval ``--log_samples``
 file (its records' ``filtered_resps``: what lm-eval's own metric executes,
@@ -17,13 +17,41 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from passatk._logs import bigcode, lm_eval_log
 from passatk._reading import jsonl_records, open_json, record
 from passatk.exceptions import ResultsFormatError
 
-__all__ = ["completion_of", "log_samples"]
+__all__ = ["Sample", "completion_of", "log_samples"]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One sample to evaluate, whatever file or list it came from.
+
+    Attributes
+    ----------
+    task : str
+        Its problem's task id.
+    text : str
+        The program text run after the problem's prompt (a whole program's prompt stripped, see :func:`completion_of`).
+    line : int
+        Where it came from: the line of its file (the entry, for a bigcode file), or its place in a list, from 1.
+    record : dict
+        The sample's own fields, written back with its verdict (``task_id``, ``completion``, anything else it had).
+
+    Examples
+    --------
+    >>> Sample("HumanEval/0", "    return 1\\n", 3, {"task_id": "HumanEval/0", "completion": "    return 1\\n"}).line
+    3
+    """
+
+    task: str
+    text: str
+    line: int
+    record: dict = field(repr=False)
 
 
 def completion_of(program: str, problem) -> str:
@@ -45,12 +73,12 @@ def completion_of(program: str, problem) -> str:
     return program
 
 
-def _sample(task: str, text: str, line: int, problems: Mapping | None, **fields) -> dict:
+def _sample(task: str, text: str, line: int, problems: Mapping | None, **fields) -> Sample:
     completion = completion_of(text, problems.get(task) if problems else None)
-    return {"task_id": task, **fields, "completion": completion, "_task": task, "_text": completion, "_line": line}
+    return Sample(task, completion, line, {"task_id": task, **fields, "completion": completion})
 
 
-def _lm_eval(path: Path, records: Iterator[tuple[int, dict]], problems: Mapping | None) -> Iterator[dict]:
+def _lm_eval(path: Path, records: Iterator[tuple[int, dict]], problems: Mapping | None) -> Iterator[Sample]:
     filt, owners = None, {}
     for lineno, rec in records:
         if not lm_eval_log.is_record(rec):
@@ -69,7 +97,7 @@ def _lm_eval(path: Path, records: Iterator[tuple[int, dict]], problems: Mapping 
             yield _sample(task, text, lineno, problems, doc_id=rec["doc_id"])
 
 
-def _bigcode(path: Path, data: list, problems: Mapping | None) -> Iterator[dict]:
+def _bigcode(path: Path, data: list, problems: Mapping | None) -> Iterator[Sample]:
     if not problems:
         raise ResultsFormatError(
             f"{path}: a bigcode generations file is paired with the problems by position; give --problems or --dataset."
@@ -82,10 +110,10 @@ def _bigcode(path: Path, data: list, problems: Mapping | None) -> Iterator[dict]
             yield _sample(task, text, i + 1, problems, generation=j)
 
 
-def log_samples(path: Path, problems: Mapping | None = None) -> Iterator[dict] | None:
+def log_samples(path: Path, problems: Mapping | None = None) -> Iterator[Sample] | None:
     """The samples of a tool's log at ``path``, lazily, or None when it is a plain samples file.
 
-    Each sample is ``{task_id, ..., completion, _task, _text, _line}`` as
+    Each is a :class:`Sample` whose record is ``{task_id, ..., completion}``, as
     :func:`passatk.execute.tasks.iter_samples` yields them; ``problems`` (task
     id to :class:`~passatk.execute.tasks.Problem`, in the benchmark's order)
     gives the prompts to strip and, for bigcode, the task ids.

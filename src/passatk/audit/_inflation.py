@@ -172,16 +172,16 @@ def hole_inflation(results: Results, audit, ks) -> HoleInflationResult:
     bound = karr[None, :] * h0[:, None] * (1.0 - p[:, None]) ** karr[None, :]
     estimate = np.array([results.pass_at_k(k).mean() for k in ks])
     return HoleInflationResult(
-        ks,
-        estimate,
-        contribution.mean(axis=0),
-        bound.mean(axis=0),
-        np.asarray(ids),
-        h,
-        contribution,
-        int(np.isfinite(h).sum()),
-        int((~np.isfinite(h)).sum()),
-        p,
-        h0,
-        detail,
+        ks=ks,
+        estimate=estimate,
+        inflation=contribution.mean(axis=0),
+        bound=bound.mean(axis=0),
+        task_ids=np.asarray(ids),
+        hole_rate=h,
+        contribution=contribution,
+        measured=int(np.isfinite(h).sum()),
+        unmeasured=int((~np.isfinite(h)).sum()),
+        _p=p,
+        _h=h0,
+        _detail=detail,
     )

@@ -172,7 +172,13 @@ class Environment:
     def without_packages(self) -> Environment:
         """The same interpreter with the standard library only."""
         return Environment(
-            f"{self.name} (standard library only)", self.python, self.version, (), (), self._prefixes(), self.version_info
+            name=f"{self.name} (standard library only)",
+            python=self.python,
+            version=self.version,
+            import_paths=(),
+            distributions=(),
+            binds=self._prefixes(),
+            version_info=self.version_info,
         )
 
     def _prefixes(self) -> tuple[str, ...]:
@@ -280,7 +286,13 @@ def _from_interpreter(given: str) -> Environment:
     paths = tuple(info["site_packages"])
     binds = tuple(dict.fromkeys([*(p for p in info["prefixes"] if not p.startswith("/usr/") and p != "/usr"), *paths]))
     return Environment(
-        given, info["executable"], info["version"], paths, tuple(info["distributions"]), binds, tuple(info["version_info"])
+        name=given,
+        python=info["executable"],
+        version=info["version"],
+        import_paths=paths,
+        distributions=tuple(info["distributions"]),
+        binds=binds,
+        version_info=tuple(info["version_info"]),
     )
 
 
@@ -317,7 +329,15 @@ def default_environment() -> Environment:
             shutil.rmtree(tmp, ignore_errors=True)
     prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix)}
     binds = (*sorted(p for p in prefixes if not p.startswith("/usr/")), str(site), *map(str, entries))
-    return Environment("base", python, sys.version, (str(site),), distributions, binds, tuple(sys.version_info[:3]))
+    return Environment(
+        name="base",
+        python=python,
+        version=sys.version,
+        import_paths=(str(site),),
+        distributions=distributions,
+        binds=binds,
+        version_info=tuple(sys.version_info[:3]),
+    )
 
 
 # --------------------------------------------------------------------------- #

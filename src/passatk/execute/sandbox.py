@@ -330,7 +330,16 @@ def plan_sandbox(
         else:
             guard = "cgroup" if cgroup else (None if root else "rlimit")
             missing = () if guard else ("process count (no writable cgroup with pids.max, and running as root)",)
-            plan = Sandbox("bwrap", guard, missing, bwrap, binds, paths, cgroup, environment)
+            plan = Sandbox(
+                mode="bwrap",
+                pids_guard=guard,
+                not_isolated=missing,
+                bwrap=bwrap,
+                binds=binds,
+                import_paths=paths,
+                cgroup_parent=cgroup,
+                environment=environment,
+            )
             reason = _probe(plan)
             if reason is None:
                 if missing and not quiet:
@@ -342,7 +351,16 @@ def plan_sandbox(
             reason = f"bubblewrap does not work here ({reason})"
         if mode == "bwrap":
             raise SandboxError(f"--sandbox bwrap: {reason}.")
-    plan = Sandbox("process", "cgroup" if cgroup else None, (), None, binds, paths, cgroup, environment)
+    plan = Sandbox(
+        mode="process",
+        pids_guard="cgroup" if cgroup else None,
+        not_isolated=(),
+        bwrap=None,
+        binds=binds,
+        import_paths=paths,
+        cgroup_parent=cgroup,
+        environment=environment,
+    )
     worker = SandboxedWorker(plan, Limits())
     info = worker.info
     worker.close()
@@ -355,7 +373,16 @@ def plan_sandbox(
         missing.append("System V IPC objects of this machine (no private IPC namespace could be made)")
     if plan.pids_guard is None:
         missing.append("process count (no writable cgroup; a fork bomb meets only the system limits)")
-    plan = Sandbox("process", plan.pids_guard, tuple(missing), None, binds, paths, cgroup, environment)
+    plan = Sandbox(
+        mode="process",
+        pids_guard=plan.pids_guard,
+        not_isolated=tuple(missing),
+        bwrap=None,
+        binds=binds,
+        import_paths=paths,
+        cgroup_parent=cgroup,
+        environment=environment,
+    )
     if not quiet:
         why = f"{reason}. " if reason else ""
         warnings.warn(

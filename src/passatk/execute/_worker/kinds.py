@@ -198,4 +198,13 @@ def run_job(job, cfg, zyg):
     if job.get("all_cases") and passed is not None:
         fraction = 1.0 if status == "passed" else min(passed, _cases(job)) / max(1, _cases(job))
     out = output[0] if output else None
-    return Verdict(job["key"], status, detail, round(cpu, 4), round(wall, 4), fraction, out, judged=judged)
+    return Verdict(
+        key=job["key"],
+        status=status,
+        detail=detail,
+        cpu=round(cpu, 4),
+        wall=round(wall, 4),
+        pass_fraction=fraction,
+        output=out,
+        judged=judged,
+    )

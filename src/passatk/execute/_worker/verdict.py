@@ -91,13 +91,13 @@ class Verdict:
         """The record from its dict (unknown keys are ignored, so older journals still read)."""
         fraction = data.get("pass_fraction")
         return cls(
-            str(data["key"]),
-            data["status"],
-            data.get("detail", ""),
-            float(data.get("cpu", 0.0)),
-            float(data.get("wall", 0.0)),
-            None if fraction is None else float(fraction),
-            data.get("output"),
-            data.get("clamped"),
-            data.get("judged"),
+            key=str(data["key"]),
+            status=data["status"],
+            detail=data.get("detail", ""),
+            cpu=float(data.get("cpu", 0.0)),
+            wall=float(data.get("wall", 0.0)),
+            pass_fraction=None if fraction is None else float(fraction),
+            output=data.get("output"),
+            clamped=data.get("clamped"),
+            judged=data.get("judged"),
         )
