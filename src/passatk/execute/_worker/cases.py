@@ -866,7 +866,9 @@ def _judge_case(one, job, run, ctrl, zyg, case_input, answer):
     passes is a judge error.  The directory is the worker's, out of the
     program's reach, so only the validator can ask for a pass.
     """
-    passes = int((job.get("checker") or {}).get("passes") or 1)
+    if not job.get("checker"):  # the default validator: no directory to make
+        return (*one(job, run, ctrl, zyg, case_input, answer, None), 1)
+    passes = int(job["checker"].get("passes") or 1)
     base = tempfile.mkdtemp(prefix="passatk-case-")
     feedback = os.path.join(base, "feedback")
     os.mkdir(feedback)
