@@ -794,6 +794,19 @@ class TestMultiPass:
         assert (v.output["verdict"], [c["passes"] for c in v.output["cases"]]) == ("accepted", [1, 1])
 
     @pytest.mark.parametrize(
+        ("source", "verdict"),
+        [
+            ("import sys\nprint(1, flush=True)\nsys.exit(42)\n", "run_time_error"),  # the validator's accept code
+            ("print(42)\n", "wrong_answer"),  # its accept code as the answer
+            ("print('nextpass.in')\n", "wrong_answer"),  # the file's name, as if it could ask
+        ],
+    )
+    def test_forged_acceptance(self, verifier, source, verdict):
+        """Exiting or printing the validator's words passes no pass: the program's exit status and output are only that."""
+        v = self._verify(verifier, source, [["0 3\n", "0\n"]])
+        assert (v.output["verdict"], v.output["cases"][0]["passes"]) == (verdict, 1)
+
+    @pytest.mark.parametrize(
         ("spot", "verdict"),
         [
             ("tmpdir", "wrong_answer"),

@@ -30,7 +30,10 @@ hands it to the problem's checker, a trusted program the worker starts in a
 process of its own (never the submission's), with the input and the answer
 in memfds of its own.  For an interactive problem the worker starts the
 validator and relays bytes between it and the program both ways, counting
-them; the validator decides.
+them; the validator decides.  A multi-pass problem's case is run again
+while its validator writes ``nextpass.in`` in a feedback directory of the
+worker's (:func:`_judge_case`).  Every run starts from what the build left
+(:func:`_fresh`, :func:`_files`): nothing a run writes reaches the next.
 
 Verdicts as judges give them (each case's, and the job's: its first failing
 case's, in case order): ``accepted``, ``wrong_answer``, ``time_limit_exceeded``,
