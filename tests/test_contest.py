@@ -793,6 +793,23 @@ class TestMultiPass:
         v = self._verify(verifier, src, [["0 1\n", "0\n"], ["4 5\n", "4\n"]])
         assert (v.output["verdict"], [c["passes"] for c in v.output["cases"]]) == ("accepted", [1, 1])
 
+    def test_interactive_multi_pass(self, verifier):
+        """An interactive validator can ask for passes too: each pass a fresh run talking to the validator again."""
+        validator = """import os, sys
+n = int(open(sys.argv[1]).read())
+print(n, flush=True)
+got = sys.stdin.readline().split()
+if got != [str(n + 1)]:
+    sys.exit(43)
+if n + 1 < 3:
+    open(os.path.join(sys.argv[3], "nextpass.in"), "w").write(str(n + 1))
+sys.exit(42)
+"""
+        checker = {"source": validator, "type": "kattis", "interactive": True, "passes": 3}
+        task = {"language": "python", "source": "print(int(input()) + 1)\n", "stdio": [["0\n", ""], ["2\n", ""]]}
+        v = verifier.verify([{**task, "checker": checker, "timeout": 2}])[0]
+        assert (v.output["verdict"], [c["passes"] for c in v.output["cases"]]) == ("accepted", [3, 1])
+
     @pytest.mark.parametrize(
         ("source", "verdict"),
         [
