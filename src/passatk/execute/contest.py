@@ -586,8 +586,8 @@ def with_time_multipliers(problems: Mapping, multipliers: Mapping[str, float]) -
 
     >>> from passatk.execute.tasks import Problem
     >>> prob = ContestProblem("sum", [["1 2\\n", "3\\n"]], ["1"], time_limit=1.0)
-    >>> scaled = with_time_multipliers({"sum": Problem("sum", "contest", {"problem": prob})}, {"java": 2})
-    >>> scaled["sum"].spec["problem"].job("java", "class Main { public static void main(String[] a) {} }")["time_limit"]
+    >>> scaled = with_time_multipliers({"sum": Problem("sum", "contest", {"problem": prob})}, {"python": 2})
+    >>> scaled["sum"].spec["problem"].job("python", "print(3)")["time_limit"]
     2.0
 
     Raises
