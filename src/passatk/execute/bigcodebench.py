@@ -48,7 +48,18 @@ from pathlib import Path
 from passatk.execute._pysource import imported_modules, parse_program
 from passatk.loaders import read_jsonl
 
-__all__ = ["DATASET", "TIMEOUT", "is_bigcodebench", "load_bigcodebench", "bigcodebench_job", "split_allowed", "test_names"]
+__all__ = [
+    "DATASET",
+    "TIMEOUT",
+    "bigcodebench_job",
+    "environmental_cause",
+    "is_bigcodebench",
+    "load_bigcodebench",
+    "split_allowed",
+    "task_imports",
+    "test_names",
+    "unavailable",
+]
 
 DATASET = "bigcodebench"
 TIMEOUT = 240.0  # seconds a task's tests may take (bigcodebench.eval.utils.TIMEOUT_LIMIT)
@@ -236,3 +247,105 @@ def _unittest_count(cases):
 
     return _unittest.TestLoader().loadTestsFromTestCase(cases).countTestCases()
 """
+
+
+# --------------------------------------------------------------------------- #
+# tasks an environment cannot run, whatever the sample
+# --------------------------------------------------------------------------- #
+#: Failures that say the environment, not the program, is missing something: ``(pattern, reason)``,
+#: the first that matches a verdict's detail wins (seen on the canonical solutions in the sandbox).
+_ENVIRONMENTAL = (
+    (re.compile(r"No module named '([A-Za-z0-9_.]+)'"), "module {0!r} does not import here"),
+    (re.compile(r"Resource \x1b?\S*?(\w+)\S*? not found|Searched in:.*nltk_data"), "nltk data {0!r} is absent"),
+    (re.compile(r"tesseract is not installed|TesseractNotFoundError"), "the tesseract program is absent"),
+    (
+        re.compile(
+            r"Temporary failure in name resolution|Name or service not known|Network is unreachable|"
+            r"NewConnectionError|Failed to establish a new connection|urlopen error|Max retries exceeded|"
+            r"ConnectionError|gaierror|No address associated with hostname"
+        ),
+        "needs the network",
+    ),
+)
+
+
+def environmental_cause(detail: str) -> str | None:
+    """Why a verdict's failure is the environment's, not the program's, or None if it does not say so.
+
+    >>> environmental_cause("test_a: ModuleNotFoundError: No module named 'tensorflow'")
+    "module 'tensorflow' does not import here"
+    >>> environmental_cause("test_a: requests.exceptions.ConnectionError: HTTPSConnectionPool(host='x.org')")
+    'needs the network'
+    >>> environmental_cause("test_a: AssertionError: 5 != 4") is None
+    True
+    """
+    for pattern, reason in _ENVIRONMENTAL:
+        found = pattern.search(detail)
+        if found:
+            return reason.format(*(g for g in found.groups() if g))
+    return None
+
+
+def task_imports(rec: Mapping) -> list[str]:
+    """The top-level modules a task's program (code prompt and canonical solution) and tests import, anywhere in them.
+
+    Not only the task's ``libs``: 208 of the 1,140 tasks import a third-party
+    module that ``libs`` does not name (a test's ``requests_mock``, ``faker``).
+
+    >>> task_imports({"code_prompt": "import pandas as pd\\ndef task_func():\\n", "complete_prompt": "import pandas as pd\\ndef task_func():\\n",
+    ...     "canonical_solution": "    from sklearn.cluster import KMeans\\n", "test": "import unittest, faker\\nfrom . import x"})
+    ['faker', 'pandas', 'sklearn', 'unittest']
+    """
+    found: set[str] = set()
+    code = rec["code_prompt"] + "\n    pass\n" + rec["complete_prompt"] + rec.get("canonical_solution", "")
+    for text in (code, rec["test"]):
+        for node in ast.walk(parse_program(text)):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module.split(".")[0])
+    return sorted(found)
+
+
+def unavailable(records, python=None, *, workers: int | None = None) -> dict[str, str]:
+    """The tasks that cannot pass in an environment whatever the sample, each with why: ``{task_id: reason}``.
+
+    A task is unavailable when a module its code prompt, canonical solution or
+    tests import (:func:`task_imports`) does not import **in the sandbox** of
+    the environment ``python`` (``Verifier(python=...)``: a name, a prefix, an
+    interpreter or an :class:`~passatk.execute.environments.Environment`).
+    Each distinct module is imported once, in a sample's process.  What a
+    task needs at run time (the network, nltk's data, a program such as
+    tesseract) shows only when it runs: :func:`environmental_cause` reads it
+    from a canonical solution's verdict (``benchmarks/bench_bigcodebench.py``
+    lists both).
+
+    Parameters
+    ----------
+    records : iterable of mapping, or path
+        BigCodeBench records (``code_prompt``, ``complete_prompt``,
+        ``canonical_solution``, ``test``, ``task_id``), or the file holding them.
+    python : str, path or Environment, optional
+        The environment; default passatk's (the standard library and numpy).
+    workers : int, optional
+        Processes that import in parallel.
+
+    Examples
+    --------
+    >>> rec = {"task_id": "Mine/1", "code_prompt": "import pandas\\ndef task_func():\\n", "complete_prompt": "",
+    ...        "canonical_solution": "", "test": "import unittest"}
+    >>> unavailable([rec])  # the default environment has numpy, not pandas
+    {'Mine/1': "module 'pandas' does not import here"}
+    """
+    from passatk.execute.verifier import Verifier
+
+    if isinstance(records, (str, os.PathLike)):
+        records = [rec for _, rec in read_jsonl(Path(records), what="problems file")]
+    imports = {rec["task_id"]: task_imports(rec) for rec in records}
+    modules = sorted({m for ms in imports.values() for m in ms})
+    with Verifier(python=python, workers=workers, timeout=120.0, memory_mb=None) as verifier:
+        verdicts = verifier.verify([{"source": f"import {m}", "tests": "assert True"} for m in modules])
+    missing = {m: environmental_cause(v.detail) or v.detail for m, v in zip(modules, verdicts) if v.status != "passed"}
+    return {
+        tid: "; ".join(missing[m] for m in ms if m in missing) for tid, ms in imports.items() if any(m in missing for m in ms)
+    }
