@@ -16,6 +16,14 @@ verdict per task and the tasks where they differ, with both details.
 
     python benchmarks/bench_bigcodebench.py --python bigcodebench --workers 2 --out /tmp/bcb.json
     python benchmarks/bench_bigcodebench.py --python bigcodebench --limit 100   # the first 100 tasks
+    python benchmarks/bench_bigcodebench.py --start 300 --limit 100             # tasks 300 to 399
+
+The output also lists the tasks the environment cannot run
+(``unavailable``): those whose imports do not import in its sandbox
+(:func:`passatk.execute.bigcodebench.unavailable`), and those whose canonical
+run failed for the environment's sake (the network, nltk's data, a missing
+program: :func:`~passatk.execute.bigcodebench.environmental_cause`), in each
+tool's verdicts.
 
 Build the environment first: ``passatk env create bigcodebench --data ../shared/data/bigcodebench``.
 """
@@ -77,13 +85,15 @@ def main() -> None:
     parser.add_argument("--problems", default=str(DATA))
     parser.add_argument("--samples", help="Samples (task_id + completion or solution); default: the canonical solutions.")
     parser.add_argument("--workers", type=int, default=os.cpu_count())
-    parser.add_argument("--limit", type=int, help="Only the first N tasks.")
+    parser.add_argument("--start", type=int, default=0, help="Skip the first N tasks (in the file's order).")
+    parser.add_argument("--limit", type=int, help="Only N tasks (from --start).")
+    parser.add_argument("--tasks", help="Only these task numbers or ids, comma-separated (after --start and --limit).")
     parser.add_argument("--only", choices=("both", "passatk", "reference"), default="both")
     parser.add_argument("--out", default="bench_bigcodebench.json")
     args = parser.parse_args()
 
     from passatk.execute import evaluate
-    from passatk.execute.bigcodebench import program
+    from passatk.execute.bigcodebench import environmental_cause, program, unavailable
     from passatk.execute.environments import resolve_environment
     from passatk.execute.tasks import load_problems
 
@@ -97,10 +107,20 @@ def main() -> None:
         samples = [{"task_id": s["task_id"], "completion": s.get("completion", s.get("solution"))} for s in samples]
     else:
         samples = [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in records]
-    if args.limit:
-        keep = {r["task_id"] for r in records[: args.limit]}
-        samples = [s for s in samples if s["task_id"] in keep]
-    report = {"environment": env.record(), "workers": args.workers, "samples": len(samples), "cpus": os.cpu_count()}
+    chosen = records[args.start : args.start + args.limit if args.limit else None]
+    if args.tasks:
+        wanted = {t if "/" in t else f"BigCodeBench/{t}" for t in args.tasks.split(",")}
+        chosen = [r for r in chosen if r["task_id"] in wanted]
+    keep = {r["task_id"] for r in chosen}
+    samples = [s for s in samples if s["task_id"] in keep]
+    report = {
+        "environment": env.record(),
+        "workers": args.workers,
+        "samples": len(samples),
+        "tasks": f"{args.start} to {args.start + len(chosen) - 1} of the file" + (f" (only {args.tasks})" if args.tasks else ""),
+        "cpus": os.cpu_count(),
+        "unavailable": {"imports": unavailable(chosen, env, workers=args.workers)},
+    }
 
     if args.only in ("both", "reference"):
         tests = {r["task_id"]: r for r in records}
@@ -132,7 +152,11 @@ def main() -> None:
             "seconds": ref["wall"],
             "samples_per_second": len(samples) / ref["wall"],
             "counts": _counts(v["status"] for v in ref["verdicts"].values()),
+            "verdicts": ref["verdicts"],
         }
+        report["unavailable"]["reference"] = _environmental(
+            environmental_cause, {t: " ".join(v["details"].values()) for t, v in ref["verdicts"].items() if v["status"] != "pass"}
+        )
     if args.only in ("both", "passatk"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -144,7 +168,11 @@ def main() -> None:
             "samples_per_second": len(samples) / seconds,
             "counts": dict(ours.status_counts),
             "split": sum(problems[s["task_id"]].spec["split"] for s in samples),
+            "verdicts": {s["task_id"]: [r["status"], r["result"][:300]] for s, r in zip(samples, ours.records)},
         }
+        report["unavailable"]["passatk"] = _environmental(
+            environmental_cause, {s["task_id"]: r["result"] for s, r in zip(samples, ours.records) if not r["passed"]}
+        )
     if args.only == "both":
         report["speedup"] = report["passatk"]["samples_per_second"] / report["reference"]["samples_per_second"]
         differ = []
@@ -164,8 +192,16 @@ def main() -> None:
         report["differences"] = differ
         report["agree"] = len(samples) - len(differ)
     Path(args.out).write_text(json.dumps(report, indent=1))
-    summary = {k: v for k, v in report.items() if k not in ("environment", "differences")}
+    summary = {k: v for k, v in report.items() if k not in ("environment", "differences", "reference", "passatk")}
+    for side in ("reference", "passatk"):
+        if side in report:
+            summary[side] = {k: v for k, v in report[side].items() if k != "verdicts"}
     print(json.dumps(summary, indent=1))
+
+
+def _environmental(cause, details: dict) -> dict:
+    """``{task_id: reason}`` for the failures whose detail says the environment lacks something."""
+    return {t: cause(d) for t, d in details.items() if cause(d)}
 
 
 def _counts(statuses) -> dict:

@@ -142,3 +142,40 @@ def test_task_needing_a_missing_library_names_it():
     result = _run([{"task_id": rec["task_id"], "completion": rec["canonical_solution"]}], problems, memory_mb=None)
     (out,) = result.records
     assert out["status"] == "sandbox_error" and "the environment lacks 'pandas'" in out["result"]
+
+
+class TestUnavailable:
+    def test_imports_anywhere_not_only_libs(self):
+        """A module imported only by the tests, or inside the solution, and absent here makes the task unavailable.
+
+        The weaker design read the task's ``libs`` (as the worker's ``missing_library`` does): it named
+        neither task below, whose ``libs`` is ``['math']``, and 208 of BigCodeBench's 1,140 tasks import
+        a third-party module that ``libs`` does not name.
+        """
+        in_test = {**RECORD, "task_id": "Mine/test", "test": "import pandas\n" + TEST}
+        in_solution = {**RECORD, "task_id": "Mine/solution", "canonical_solution": "    import pandas\n    return 2 * x\n"}
+        numpy_only = {**RECORD, "task_id": "Mine/numpy", "test": "import numpy as np\n" + TEST}
+        listed = bcb.unavailable([RECORD, in_test, in_solution, numpy_only], workers=1)
+        assert listed == {
+            "Mine/test": "module 'pandas' does not import here",
+            "Mine/solution": "module 'pandas' does not import here",
+        }
+        assert all("pandas" not in bcb.problem_of(r, r["task_id"]).spec["libs"] for r in (in_test, in_solution))
+
+    @pytest.mark.parametrize(
+        ("detail", "reason"),
+        [
+            ("test_a: ModuleNotFoundError: No module named 'tensorflow.keras'", "module 'tensorflow.keras' does not import here"),
+            ("test_a: LookupError: Resource stopwords not found.", "nltk data 'stopwords' is absent"),
+            ("test_b: socket.gaierror: [Errno -3] Temporary failure in name resolution", "needs the network"),
+            ("test_c: urllib.error.URLError: <urlopen error [Errno -2] Name or service not known>", "needs the network"),
+            (
+                "test_d: pytesseract.pytesseract.TesseractNotFoundError: tesseract is not installed",
+                "the tesseract program is absent",
+            ),
+            ("test_e: AssertionError: 'connection' != 'Connection'", None),
+        ],
+    )
+    def test_environmental_cause(self, detail, reason):
+        """A verdict's detail names what the environment lacks; an ordinary failure names nothing."""
+        assert bcb.environmental_cause(detail) == reason
