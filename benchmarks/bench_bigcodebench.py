@@ -88,6 +88,7 @@ def main() -> None:
     parser.add_argument("--start", type=int, default=0, help="Skip the first N tasks (in the file's order).")
     parser.add_argument("--limit", type=int, help="Only N tasks (from --start).")
     parser.add_argument("--tasks", help="Only these task numbers or ids, comma-separated (after --start and --limit).")
+    parser.add_argument("--no-imports", action="store_true", help="Do not probe the tasks' imports (unavailable's first part).")
     parser.add_argument("--only", choices=("both", "passatk", "reference"), default="both")
     parser.add_argument("--out", default="bench_bigcodebench.json")
     args = parser.parse_args()
@@ -119,7 +120,7 @@ def main() -> None:
         "samples": len(samples),
         "tasks": f"{args.start} to {args.start + len(chosen) - 1} of the file" + (f" (only {args.tasks})" if args.tasks else ""),
         "cpus": os.cpu_count(),
-        "unavailable": {"imports": unavailable(chosen, env, workers=args.workers)},
+        "unavailable": {} if args.no_imports else {"imports": unavailable(chosen, env, workers=args.workers)},
     }
 
     if args.only in ("both", "reference"):

@@ -179,3 +179,15 @@ class TestUnavailable:
     def test_environmental_cause(self, detail, reason):
         """A verdict's detail names what the environment lacks; an ordinary failure names nothing."""
         assert bcb.environmental_cause(detail) == reason
+
+    def test_run_lists_what_the_canonical_solution_needs_at_run_time(self):
+        """With run=True a canonical solution that needs the network is listed; one that merely fails is not.
+
+        The weaker design (imports only) listed neither: urllib imports everywhere, and the
+        need shows only when the program runs in the sandbox (no network).
+        """
+        fetch = "    import urllib.request\n    return len(urllib.request.urlopen('http://example.com').read())\n"
+        online = {**RECORD, "task_id": "Mine/online", "canonical_solution": fetch}
+        wrong = {**RECORD, "task_id": "Mine/wrong", "canonical_solution": "    return 3 * x\n"}
+        assert bcb.unavailable([online, wrong, RECORD], workers=1) == {}
+        assert bcb.unavailable([online, wrong, RECORD], workers=1, run=True) == {"Mine/online": "needs the network"}

@@ -307,7 +307,7 @@ def task_imports(rec: Mapping) -> list[str]:
     return sorted(found)
 
 
-def unavailable(records, python=None, *, workers: int | None = None) -> dict[str, str]:
+def unavailable(records, python=None, *, workers: int | None = None, run: bool = False) -> dict[str, str]:
     """The tasks that cannot pass in an environment whatever the sample, each with why: ``{task_id: reason}``.
 
     A task is unavailable when a module its code prompt, canonical solution or
@@ -316,9 +316,10 @@ def unavailable(records, python=None, *, workers: int | None = None) -> dict[str
     interpreter or an :class:`~passatk.execute.environments.Environment`).
     Each distinct module is imported once, in a sample's process.  What a
     task needs at run time (the network, nltk's data, a program such as
-    tesseract) shows only when it runs: :func:`environmental_cause` reads it
-    from a canonical solution's verdict (``benchmarks/bench_bigcodebench.py``
-    lists both).
+    tesseract) shows only when it runs: with ``run=True`` the canonical
+    solutions of the other tasks run too (minutes to an hour: as long as a
+    whole evaluation), and those whose failure :func:`environmental_cause`
+    recognises are listed with it.
 
     Parameters
     ----------
@@ -328,7 +329,9 @@ def unavailable(records, python=None, *, workers: int | None = None) -> dict[str
     python : str, path or Environment, optional
         The environment; default passatk's (the standard library and numpy).
     workers : int, optional
-        Processes that import in parallel.
+        Processes that import (and run) in parallel.
+    run : bool, default False
+        Also run the canonical solutions and list the environmental failures.
 
     Examples
     --------
@@ -341,11 +344,24 @@ def unavailable(records, python=None, *, workers: int | None = None) -> dict[str
 
     if isinstance(records, (str, os.PathLike)):
         records = [rec for _, rec in read_jsonl(Path(records), what="problems file")]
+    records = list(records)
     imports = {rec["task_id"]: task_imports(rec) for rec in records}
     modules = sorted({m for ms in imports.values() for m in ms})
     with Verifier(python=python, workers=workers, timeout=120.0, memory_mb=None) as verifier:
         verdicts = verifier.verify([{"source": f"import {m}", "tests": "assert True"} for m in modules])
     missing = {m: environmental_cause(v.detail) or v.detail for m, v in zip(modules, verdicts) if v.status != "passed"}
-    return {
+    listed = {
         tid: "; ".join(missing[m] for m in ms if m in missing) for tid, ms in imports.items() if any(m in missing for m in ms)
     }
+    if run:
+        from passatk.execute import evaluate
+
+        rest = [rec for rec in records if rec["task_id"] not in listed]
+        problems = {rec["task_id"]: problem_of(rec, rec["task_id"]) for rec in rest}
+        samples = [{"task_id": rec["task_id"], "completion": rec["canonical_solution"]} for rec in rest]
+        result = evaluate(samples, problems, python=python, workers=workers, memory_mb=None)
+        for sample, out in zip(samples, result.records):
+            cause = None if out["passed"] else environmental_cause(out["result"])
+            if cause:
+                listed[sample["task_id"]] = cause
+    return listed
