@@ -21,7 +21,7 @@ def parse_time_multipliers(values: list[str]) -> dict[str, float]:
     >>> parse_time_multipliers(["java=2", "python=3.5"])
     {'java': 2.0, 'python': 3.5}
     """
-    from passatk.cli import fail
+    from passatk._cli_common import fail
 
     out = {}
     for item in values:
@@ -53,7 +53,7 @@ def judge_cmd(
     from rich.console import Console
     from rich.table import Table
 
-    from passatk.cli import fail, output_format
+    from passatk._cli_common import fail, output_format
     from passatk.execute import contest
 
     as_json = output_format(fmt, as_json, ("table", "json")) == "json"

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from passatk._cli_common import CLI_SPELLING, GATE_FAILED, fail, output_format
 from passatk.loaders import load_results
 from passatk.report import score_table
 from passatk.results import Results, warn_if_duplicated
@@ -83,35 +84,6 @@ FormatOption = Annotated[
     typer.Option("--format", help="table (default), json (the same as --json) or markdown (GitHub-flavoured)."),
 ]
 TableJsonFormat = Annotated[str | None, typer.Option("--format", help="table (default) or json (the same as --json).")]
-#: Exit statuses: 1 is a CI gate that failed (--fail-under, --fail-if-worse), 2 an error.
-GATE_FAILED, ERROR = 1, 2
-
-
-#: The library's messages name its arguments (``target='fixed'``); on the command line they are options.
-_CLI_SPELLING = {
-    "target='fixed'": "--target fixed",
-    "method='normal'": "--ci normal",
-    "law='beta_binomial_mixture'": "--law beta_binomial_mixture",
-    "law='beta_binomial'": "--law beta_binomial",
-}
-
-
-def fail(message: str) -> None:
-    """Print a one-line user error to stderr and exit with status 2 (status 1 is a failed CI gate)."""
-    for python, option in _CLI_SPELLING.items():
-        message = message.replace(python, option)
-    typer.echo(f"passatk: error: {message}", err=True)
-    raise typer.Exit(ERROR)
-
-
-def output_format(fmt: str | None, as_json: bool, allowed: Sequence[str] = ("table", "json", "markdown")) -> str:
-    """The output format asked for by ``--format`` and ``--json`` (which must not disagree)."""
-    fmt = fmt or ("json" if as_json else "table")
-    if fmt not in allowed:
-        fail(f"--format must be {', '.join(allowed[:-1])} or {allowed[-1]}; got {fmt!r}.")
-    if as_json and fmt != "json":
-        fail(f"--json and --format {fmt} ask for two formats; give one.")
-    return fmt
 
 
 def relay_warnings(caught) -> None:
@@ -329,7 +301,7 @@ def _fallback_record(
             "shown are --target fixed's (the sampling noise of this problem alone)"
         )
     if missing:
-        for python, option in _CLI_SPELLING.items():
+        for python, option in CLI_SPELLING.items():
             why = why.replace(python, option)
         notes.append(f"at k = {', '.join(map(str, missing))} there is no SE or interval ({why}); the estimate stands alone")
     note = "; ".join(notes) + "."
