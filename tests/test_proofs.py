@@ -447,10 +447,12 @@ HOSTILE_THEN_VICTIM = [  # (statement, proof, the truth): hostile attempts, each
 ]
 
 
-def naive_warm_coq(attempts) -> list[bool]:
-    """A naive warm checker: one coqtop fed each attempt (statement, then proof) in turn; a pass when no error shows."""
+def naive_warm_coq(attempts, cwd) -> list[bool]:
+    """A naive warm checker: one coqtop fed each attempt (statement, then proof) in turn; a pass when no error shows.
+
+    It runs in ``cwd``: Coq's micromega tactics write their caches (``.nia.cache``) into the working directory."""
     script = "".join(f"{s}\n{p}\nLocate passatk_naive_{i}.\n" for i, (s, p, _) in enumerate(attempts))
-    out = subprocess.run(["coqtop", "-q"], input=script, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(["coqtop", "-q"], input=script, capture_output=True, text=True, timeout=120, cwd=cwd)
     said = (out.stdout + out.stderr).split("No object of basename passatk_naive_")[:-1]  # what each attempt printed
     return ["Error" not in chunk for chunk in said] + [False] * (len(attempts) - len(said))  # swallowed: no pass
 
@@ -458,12 +460,12 @@ def naive_warm_coq(attempts) -> list[bool]:
 @pytest.mark.sandbox
 @pytest.mark.slow
 class TestWarmIsolation:
-    def test_the_attempt_cannot_read_the_checks_commands(self, verifier, coq_installed):
+    def test_the_attempt_cannot_read_the_checks_commands(self, verifier, coq_installed, tmp_path):
         """An attempt that Loads its standard input gets nothing: the commands come on a socket, which cannot be
         opened again.  Through a pipe (the weaker design) Load "/dev/stdin" runs the commands that follow on it,
         before the rest of the attempt, inside the attempt's module, where its axioms print unqualified."""
         piped = subprocess.run(
-            ["coqtop", "-q"], input='Load "/dev/stdin".\nLocate passatk_next.\n', capture_output=True, text=True
+            ["coqtop", "-q"], input='Load "/dev/stdin".\nLocate passatk_next.\n', capture_output=True, text=True, cwd=tmp_path
         )
         said = piped.stdout + piped.stderr
         assert said.index("No object of basename passatk_next") < said.index("Error"), said  # run inside the Load
@@ -471,12 +473,12 @@ class TestWarmIsolation:
         verdict = _check(verifier, "coq", "Theorem t : True.", proof)
         assert verdict.status == "failed" and "Can't find file" in verdict.detail, verdict
 
-    def test_a_hostile_attempt_cannot_sway_the_next_one(self, coq_installed):
+    def test_a_hostile_attempt_cannot_sway_the_next_one(self, coq_installed, tmp_path):
         """Attempts checked one after another by one warm toplevel: an axiom with a hint, a notation, a proof or a
         comment left open change nothing for the next attempt.  The weaker design, one coqtop fed every attempt in
         turn (as a REPL-based checker is), lets the axiom's hint prove 2 + 2 = 5 and the notation 2 + 3 = 6, and the
         open comment swallows the honest proof after it."""
-        naive = naive_warm_coq(HOSTILE_THEN_VICTIM)
+        naive = naive_warm_coq(HOSTILE_THEN_VICTIM, tmp_path)
         assert (naive[1], naive[3], naive[7]) == (True, True, False), naive
         with Verifier(workers=1, timeout=20) as one:  # a single worker: every attempt goes to the same warm toplevel
             verdicts = one.verify([{"language": "coq", "statement": s, "proof": p} for s, p, _ in HOSTILE_THEN_VICTIM])
