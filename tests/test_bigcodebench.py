@@ -99,6 +99,18 @@ class TestVerdicts:
         (rec,) = result.records
         assert rec["status"] == "failed" and "test_a_zero: AssertionError: 'no' != 0" in rec["result"]
 
+    def test_multiline_message_is_kept(self, problems):
+        """An exception whose message has several lines is named by them, not by its last line.
+
+        The weaker design kept the trace's last line: nltk's LookupError read
+        ``**********`` (BigCodeBench/332, /334) and TextBlob's a link to its issues.
+        """
+        rule = "*" * 20
+        raising = f"    raise LookupError('\\n{rule}\\n  Resource stopwords not found.\\n{rule}\\n')\n"
+        result = _run([{"task_id": "Mine/0", "completion": raising}], problems)
+        (rec,) = result.records
+        assert rec["status"] == "failed" and "test_a_zero: LookupError: Resource stopwords not found." in rec["result"]
+
     def test_missing_module_is_named(self, problems):
         """A solution importing a module the task does not declare and the environment lacks fails naming it."""
         result = _run([{"task_id": "Mine/0", "completion": "    import pandas\n    return 2 * x\n"}], problems)
@@ -167,6 +179,8 @@ class TestUnavailable:
         [
             ("test_a: ModuleNotFoundError: No module named 'tensorflow.keras'", "module 'tensorflow.keras' does not import here"),
             ("test_a: LookupError: Resource stopwords not found.", "nltk data 'stopwords' is absent"),
+            ("the tests did not run (exit status 1: - '/usr/share/nltk_data' - '/usr/lib/nltk_data')", "nltk data is absent"),
+            ("test_a: MissingCorpusError: ... simply run python -m textblob.download_corpora ...", "nltk data is absent"),
             ("test_b: socket.gaierror: [Errno -3] Temporary failure in name resolution", "needs the network"),
             ("test_c: urllib.error.URLError: <urlopen error [Errno -2] Name or service not known>", "needs the network"),
             (

@@ -39,6 +39,7 @@ share of the tests that passed.
 from __future__ import annotations
 
 import ast
+import inspect
 import os
 import re
 import sys
@@ -46,6 +47,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from passatk.execute._pysource import imported_modules, parse_program
+from passatk.execute._worker.unittests import exception_text
 from passatk.loaders import read_jsonl
 
 __all__ = [
@@ -234,19 +236,20 @@ def __passatk_bigcodebench_case(name, _cache={}):
         _cache["result"] = {t.id().split(".")[-1]: trace for t, trace in result.failures + result.errors}
     failed, trace = _cache["result"], _cache["result"].get(name)
     if trace is not None:
-        lines = [line for line in trace.strip().splitlines() if line.strip()]
         more = ""
         if len(failed) > 1:
             total = _unittest_count(TestCases)
             more = f" ({len(failed)} of {total} tests failed: {', '.join(sorted(failed))})"
-        raise AssertionError(name + ": " + (lines[-1].strip() if lines else "failed") + more)
+        raise AssertionError(name + ": " + exception_text(trace) + more)
 
 
 def _unittest_count(cases):
     import unittest as _unittest
 
     return _unittest.TestLoader().loadTestsFromTestCase(cases).countTestCases()
-"""
+
+
+""" + inspect.getsource(exception_text)
 
 
 # --------------------------------------------------------------------------- #
@@ -256,7 +259,8 @@ def _unittest_count(cases):
 #: the first that matches a verdict's detail wins (seen on the canonical solutions in the sandbox).
 _ENVIRONMENTAL = (
     (re.compile(r"No module named '([A-Za-z0-9_.]+)'"), "module {0!r} does not import here"),
-    (re.compile(r"Resource \x1b?\S*?(\w+)\S*? not found|Searched in:.*nltk_data"), "nltk data {0!r} is absent"),
+    (re.compile(r"Resource \W*(\w+)\W* not found"), "nltk data {0!r} is absent"),
+    (re.compile(r"nltk_data|textblob\.download_corpora"), "nltk data is absent"),
     (re.compile(r"tesseract is not installed|TesseractNotFoundError"), "the tesseract program is absent"),
     (
         re.compile(

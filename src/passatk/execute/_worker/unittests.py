@@ -17,7 +17,7 @@ import re
 from . import supervise
 from .direct import module_of, run_direct, timeout_of
 
-__all__ = ["PREFIX", "missing_library", "run_unittest"]
+__all__ = ["PREFIX", "exception_text", "missing_library", "run_unittest"]
 
 _MISSING = re.compile(r"No module named '([A-Za-z0-9_.]+)'")
 
@@ -34,6 +34,29 @@ def missing_library(libs, status, detail):
         module = found.group(1).split(".")[0]
         return "sandbox_error", f"the environment lacks {module!r}, which the task declares ({detail})"[:300]
     return status, detail
+
+
+def exception_text(trace, limit=500):
+    """The exception a traceback ends with, its lines joined into one (rules of asterisks left out).
+
+    The last line alone is not the message when the message has several
+    lines: nltk's ``LookupError`` ends with a rule of asterisks, TextBlob's
+    with a link to its issues.  (Self-contained: a split BigCodeBench task's
+    judge runs this function's source, see :mod:`passatk.execute.bigcodebench`.)
+
+    >>> exception_text('Traceback (most recent call last):\\n  File "t.py", line 3, in test_a\\n    words()\\n'
+    ...                'LookupError: \\n*****\\n  Resource stopwords not found.\\n*****\\n')
+    'LookupError: Resource stopwords not found.'
+    """
+    lines = trace.strip().splitlines()
+    start = 0
+    for i, line in enumerate(lines):  # after the last frame (of the last exception, when they are chained)
+        if line.startswith(("Traceback (most recent call last)", "  File ")):
+            start = i + 1
+    rest = lines[start:]
+    first = next((j for j, line in enumerate(rest) if line and not line[0].isspace()), 0)
+    words = [line.strip() for line in rest[first:] if line.strip().strip("*")]
+    return " ".join(words)[:limit] or "failed"
 
 
 _REPORT_LIMIT = 1 << 20
@@ -55,8 +78,7 @@ def describe(report):
     if not failed:
         return "", total, total
     name, trace = failed[0]
-    lines = [line.strip() for line in trace.strip().splitlines() if line.strip()]
-    detail = f"{name}: {lines[-1] if lines else 'failed'}"
+    detail = f"{name}: {exception_text(trace)}"
     if len(failed) > 1:
         detail += f" ({len(failed)} of {total} tests failed: {', '.join(n for n, _ in failed)})"
     return detail, total - len(failed), total
@@ -76,7 +98,7 @@ def run_unittest(job, cfg, zyg):
     except ValueError:
         said = None
     if said is None:
-        detail = supervise.tail(err)
+        detail = exception_text(err.decode("utf-8", "replace")) if err.strip() else ""
         code = os.WEXITSTATUS(ran["status"])
         return ("error", f"the tests did not run (exit status {code}" + (f": {detail})" if detail else ")")), cpu, wall, 0
     detail, passed, total = said
