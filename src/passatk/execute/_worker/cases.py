@@ -648,10 +648,15 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
     43) is a judge error whatever the program did; a wrong answer from a
     validator that ended before the program decides; else how the program
     ended (out of time, crashed, too much output); else the validator's word.
-    The validator ended first when its wrong answer came while the program
-    still ran, so that the worker stopped the program (a program that ended on
-    its own meanwhile, out of time or crashed, ended first: DOMjudge's runpipe
-    races the same way, and runguard's time limit is counted before any exit).
+    The validator ended first when the worker saw its end (the end of its
+    output, or its exit) before the program's (the end of the program's
+    output, or its report), or when the worker stopped the program for its
+    wrong answer (a program that closed its output and ran on).  A program
+    that dies of the end of its input so ends second; and a program's death
+    ends its output before the validator can see its own input end (the
+    worker closes that on the output's end), so a validator that answered a
+    dead program, out of time or crashed, ends second, as DOMjudge's
+    runguard reports a time limit before any exit.
     """
     checker = job["checker"]
     sub_in_r, sub_in_w = os.pipe()
@@ -687,6 +692,9 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
     limit = int(job.get("output_mb") or 8) << 20
     sent = {sub_out_r: 0, val_out_r: 0}
     report = val_status = None
+    # the order in which the worker saw each side end (its output's end or its exit, whichever came first)
+    seen = iter(range(1 << 62))
+    ended = {}
     stopped_for_validator = False
     wall = run["wall"] + _GRACE
     poller = select.poll()
@@ -725,6 +733,7 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
                     if not chunk:
                         poller.unregister(fd)
                         paused.discard(fd)
+                        ended.setdefault("program" if fd == sub_out_r else "validator", next(seen))
                         target = route[fd]
                         closing.add(target)
                         if target in open_w and not pending[target]:
@@ -772,6 +781,7 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
                     del tails[fd][:-_TAIL]
                 elif fd == pidfd:
                     _, val_status, _ = os.wait4(pid, 0)
+                    ended.setdefault("validator", next(seen))
                     poller.unregister(pidfd)
                     # (its output still on its way to the program is relayed; its end closes the program's input)
                     if os.WIFEXITED(val_status) and os.WEXITSTATUS(val_status) == _KATTIS_WA and report is None:
@@ -787,6 +797,7 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
                         os.close(x)
                     if name == "ran":
                         report = data
+                        ended.setdefault("program", next(seen))
                         poller.unregister(ctrl.fileno())
                         # the validator's last moments: what the program sent is still its to read (DOMjudge
                         # gives the validator its own time limit, not the program's)
@@ -827,7 +838,8 @@ def _interactive_case(job, run, ctrl, zyg, case_input, answer, base):
     code = os.WEXITSTATUS(val_status)
     if code not in (_KATTIS_AC, _KATTIS_WA):
         return (*_judge_error("interactive validator", checker, f"exited {code}, neither 42 nor 43: {said}"), report)
-    if code == _KATTIS_WA and stopped_for_validator and report.get("how") == "stopped":
+    validator_first = ended.get("validator", math.inf) < ended.get("program", math.inf)
+    if code == _KATTIS_WA and (validator_first or (stopped_for_validator and report.get("how") == "stopped")):
         return "wrong_answer", said, report
     bad = _ended(report, bytes(tails[err_r]), run.get("memory_bytes"))
     if bad is not None:
