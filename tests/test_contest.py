@@ -690,6 +690,22 @@ class TestInteractive:
         v = self._verify(verifier, "import os\nos.close(1)\nwhile True:\n    pass\n", "python")
         assert v.output["verdict"] == "wrong_answer", v.detail
 
+    def test_flood_is_out_of_time(self, verifier):
+        """A program that floods a slow validator and never reads is out of time, not a judge error.
+
+        The weaker design relayed everything the program wrote (up to the
+        8 MiB output limit) into a buffer for the validator, which then had
+        minutes of backlog after the program's end and was killed: a judge
+        error (DOMjudge's boolfind-test-loop.cc was one).  The relay now holds
+        64 KiB for a reader that is behind and stops reading the writer, as a
+        pipe would.
+        """
+        slow = "import sys, time\nfor line in sys.stdin:\n    time.sleep(0.0005)\nsys.exit(43)\n"
+        checker = {"source": slow, "type": "kattis", "interactive": True}
+        task = {"language": "python", "source": "while True:\n    print('x' * 100)\n", "stdio": self.CASES[:1]}
+        v = verifier.verify([{**task, "checker": checker, "timeout": 1}])[0]
+        assert v.output["verdict"] == "time_limit_exceeded", v.detail
+
     def test_failed_validator_beats_a_crash(self, verifier):
         """A validator that fails is a judge error even when the program crashed too (DOMjudge checks the validator first).
 
