@@ -60,10 +60,22 @@ class TestShape:
         assert bcb.test_names(TEST) == ["test_a_zero", "test_b_double", "test_c_type"]
 
     @pytest.mark.parametrize(
-        "snippet", ["@patch('os.listdir')", "random.seed(1)", "open('f.txt', 'w')", "os.makedirs('d')", "plt.gcf()"]
+        "snippet",
+        [
+            "@patch('os.listdir')",
+            "random.seed(1)",
+            "open('f.txt', 'w')",
+            "os.makedirs('d')",
+            "plt.gcf()",
+            "task_func(lambda x: x)",
+            "def helper(a): pass",
+            "with self.assertRaises(binascii.Error): pass",
+        ],
     )
     def test_shared_state_is_not_split(self, snippet):
-        """Tests that patch, seed, write files or use pyplot's state run with the program, not in the judge."""
+        """Tests that patch, seed, write files, use pyplot's state, pass functions or assert a library's exception
+        run with the program, not in the judge (a function cannot cross: BigCodeBench/566, /569 failed split; a
+        binascii.Error crossed as ValueError: /433)."""
         assert not bcb.split_allowed(TEST + f"        {snippet}\n")
 
     def test_split_job_holds_no_tests_in_the_sample(self):
@@ -110,6 +122,26 @@ class TestVerdicts:
         result = _run([{"task_id": "Mine/0", "completion": raising}], problems)
         (rec,) = result.records
         assert rec["status"] == "failed" and "test_a_zero: LookupError: Resource stopwords not found." in rec["result"]
+
+    def test_patch_of_the_module_reaches_the_program(self, tmp_path):
+        """A test's patch(__name__ + ".randint") patches the name the program's function reads, as in the reference.
+
+        The weaker design ran the program in one namespace and registered a copy of it as ``__test__``:
+        the patch changed the copy, and BigCodeBench/593, /596 and /612's canonical solutions failed.
+        """
+        test = (
+            "import unittest\nfrom unittest.mock import patch\nclass TestCases(unittest.TestCase):\n"
+            "    @patch(__name__ + '.randint', return_value=7)\n"
+            "    def test_patched(self, mock):\n        self.assertEqual(task_func(1), 7)\n"
+        )
+        rec = {**RECORD, "code_prompt": "from random import randint\ndef task_func(x):\n", "test": test}
+        rec["complete_prompt"] = rec["code_prompt"]
+        path = tmp_path / "bcb.jsonl"
+        path.write_text(json.dumps(rec) + "\n")
+        problems = load_problems(path, dataset="bigcodebench")
+        assert not problems["Mine/0"].spec["split"]
+        result = _run([{"task_id": "Mine/0", "completion": "    return randint(100, 200)\n"}], problems)
+        assert result.status_counts == {"passed": 1}, result.records[0]["result"]
 
     def test_missing_module_is_named(self, problems):
         """A solution importing a module the task does not declare and the environment lacks fails naming it."""
@@ -179,6 +211,7 @@ class TestUnavailable:
         [
             ("test_a: ModuleNotFoundError: No module named 'tensorflow.keras'", "module 'tensorflow.keras' does not import here"),
             ("test_a: LookupError: Resource stopwords not found.", "nltk data 'stopwords' is absent"),
+            ("test_a: LookupError: Resource \x1b[93mpunkt\x1b[0m not found.", "nltk data 'punkt' is absent"),
             ("the tests did not run (exit status 1: - '/usr/share/nltk_data' - '/usr/lib/nltk_data')", "nltk data is absent"),
             ("test_a: MissingCorpusError: ... simply run python -m textblob.download_corpora ...", "nltk data is absent"),
             ("test_b: socket.gaierror: [Errno -3] Temporary failure in name resolution", "needs the network"),

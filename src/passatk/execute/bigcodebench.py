@@ -76,22 +76,27 @@ _SHARED_STATE = re.compile(
 # Tests that compare or pass objects only the program's process has (a DataFrame, an Axes, a generator,
 # a datetime, a class of a library): the judge would see references, not the objects (measured on the
 # canonical solutions: every split failure of BigCodeBench/0-299 had one of these).
+# Tests 300-699 added two shapes: functions and lambdas passed to the program (they cannot cross,
+# BigCodeBench/566, /569) and a library's exception class asserted (it crosses as its builtin base, /433).
 _NOT_PLAIN = re.compile(
-    r"isinstance|IsInstance|DataFrame|Series|\bpd\.|\bnp\.|numpy|pandas|matplotlib|Axes|datetime|generator|django|json"
+    r"isinstance|IsInstance|DataFrame|Series|\bpd\.|\bnp\.|numpy|pandas|matplotlib|Axes|datetime|generator|django|json|"
+    r"lambda|\n {8,}(?:async )?def |assertRaises\w*\(\s*\w+\."
 )
 
 # The reference's program runs with these names in its globals (bigcodebench.eval.unsafe_execute).
 _GLOBALS = "import sys, os; environ = os.environ\n"
 _RUNNER = r"""
 
-def __passatk_bigcodebench(names, report_fd):
-    import json as _json, os as _os, unittest as _unittest
-    import sys as _sys, types as _types
-    module = _types.ModuleType("__test__")  # as the reference registers it: pickle finds the program's functions
-    module.__dict__.update(globals())
+def __passatk_bigcodebench(code, names, report_fd):
+    import json as _json, os as _os, sys as _sys, types as _types, unittest as _unittest
+    # As the reference runs it: program and tests in one module named __test__, registered once they ran,
+    # so that a test's patch(__name__ + ".randint") patches the names the program's functions read.
+    module = _types.ModuleType("__test__")
+    module.__dict__.update({"__file__": "__test__.py", "sys": _sys, "os": _os, "environ": _os.environ})
+    exec(compile(code, "__test__.py", "exec"), module.__dict__)
     _sys.modules["__test__"] = module
     result = _unittest.TestResult()
-    _unittest.TestLoader().loadTestsFromTestCase(TestCases).run(result)
+    _unittest.TestLoader().loadTestsFromTestCase(module.TestCases).run(result)
     failed = {}
     for test, trace in result.failures + result.errors:
         failed[test.id().split(".")[-1]] = trace
@@ -213,9 +218,10 @@ def bigcodebench_job(spec: Mapping, completion: str, *, split: bool | None = Non
             "all_cases": True,
             "libs": spec["libs"],
         }
+    NEWLINE = "\n"  # noqa: N806 (no backslash in an f-string's braces before Python 3.12)
     return {
         "kind": "unittest",
-        "source": source + "\n" + spec["test"] + _RUNNER + f"\n__passatk_bigcodebench({names!r}, __passatk_fd)\n",
+        "source": _RUNNER + f"\n__passatk_bigcodebench({source + NEWLINE + spec['test']!r}, {names!r}, __passatk_fd)\n",
         "names": names,
         "module": "__test__",
         "timeout": TIMEOUT,
@@ -283,6 +289,7 @@ def environmental_cause(detail: str) -> str | None:
     >>> environmental_cause("test_a: AssertionError: 5 != 4") is None
     True
     """
+    detail = re.sub(r"\x1b\[[0-9;]*m", "", detail)  # nltk colours the resource's name
     for pattern, reason in _ENVIRONMENTAL:
         found = pattern.search(detail)
         if found:
