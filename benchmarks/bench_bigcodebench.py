@@ -109,6 +109,7 @@ def main() -> None:
     else:
         samples = [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in records]
     chosen = records[args.start : args.start + args.limit if args.limit else None]
+    span = f"{args.start} to {args.start + len(chosen) - 1} of the file"
     if args.tasks:
         wanted = {t if "/" in t else f"BigCodeBench/{t}" for t in args.tasks.split(",")}
         chosen = [r for r in chosen if r["task_id"] in wanted]
@@ -118,7 +119,7 @@ def main() -> None:
         "environment": env.record(),
         "workers": args.workers,
         "samples": len(samples),
-        "tasks": f"{args.start} to {args.start + len(chosen) - 1} of the file" + (f" (only {args.tasks})" if args.tasks else ""),
+        "tasks": span + (f" (only {args.tasks})" if args.tasks else ""),
         "cpus": os.cpu_count(),
         "unavailable": {} if args.no_imports else {"imports": unavailable(chosen, env, workers=args.workers)},
     }

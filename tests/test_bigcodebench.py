@@ -70,12 +70,13 @@ class TestShape:
             "task_func(lambda x: x)",
             "def helper(a): pass",
             "with self.assertRaises(binascii.Error): pass",
+            "self.setUpPyfakefs()",
         ],
     )
     def test_shared_state_is_not_split(self, snippet):
         """Tests that patch, seed, write files, use pyplot's state, pass functions or assert a library's exception
         run with the program, not in the judge (a function cannot cross: BigCodeBench/566, /569 failed split; a
-        binascii.Error crossed as ValueError: /433)."""
+        binascii.Error crossed as ValueError: /433; pyfakefs's filesystem was the judge's: /719)."""
         assert not bcb.split_allowed(TEST + f"        {snippet}\n")
 
     def test_split_job_holds_no_tests_in_the_sample(self):

@@ -70,7 +70,8 @@ _FIELDS = {"task_id", "code_prompt", "test", "entry_point", "complete_prompt"}
 # Tests that share state with the program beyond the calls cannot be split from it.
 _SHARED_STATE = re.compile(
     r"patch|[Mm]ock|\bopen\(|\bos\.|shutil|tempfile|Path\(|glob|subprocess|setUpClass|tearDown|\bsys\.|io\.|"
-    r"capture|stdout|stderr|seed|random|plt\.|environ|sqlite|socket|time\.|datetime\.now|logging"
+    r"capture|stdout|stderr|seed|random|plt\.|environ|sqlite|socket|time\.|datetime\.now|logging|"
+    r"[Pp]yfakefs"  # a fake filesystem set up in the tests' process (BigCodeBench/719)
 )
 
 # Tests that compare or pass objects only the program's process has (a DataFrame, an Axes, a generator,
