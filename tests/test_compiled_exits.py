@@ -17,10 +17,10 @@ import json
 
 import pytest
 
-from passatk.execute import Limits, SandboxError, languages, plan_sandbox
-from passatk.execute.languages import ToolchainMissing
+from passatk.execute import Limits, languages, plan_sandbox
 from passatk.execute.pool import LocalPool
 from passatk.execute.tasks import load_problems
+from test_languages import _need_sandboxed
 
 pytestmark = pytest.mark.sandbox
 
@@ -110,14 +110,7 @@ RIGHT = {  # the first problem of each file, solved
 
 
 def _first(shared_data, fmt, lang):
-    try:
-        languages.require(lang)
-    except ToolchainMissing as exc:
-        pytest.skip(str(exc))
-    try:
-        plan_sandbox("bwrap", quiet=True)
-    except SandboxError as exc:
-        pytest.skip(f"bubblewrap does not work on this machine: {exc}")
+    _need_sandboxed(lang)
     path = shared_data / _FILES[(fmt, lang)]
     with gzip.open(path, "rt") as fh:
         rec = json.loads(fh.readline())

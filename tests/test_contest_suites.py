@@ -121,6 +121,18 @@ def test_multi_pass_packages_are_read(shared_data):
         assert contest.load_package(base / name).checker["passes"] == passes
 
 
+def _kattis_hello(shared_data):
+    """Kattis's hello package; skip when it or bubblewrap is absent."""
+    path = shared_data / "contest" / "kattis" / "examples" / "hello"
+    if not path.is_dir():
+        pytest.skip(f"{path} is absent")
+    try:
+        plan_sandbox("bwrap", quiet=True)
+    except SandboxError as exc:
+        pytest.skip(f"bubblewrap does not work on this machine: {exc}")
+    return path
+
+
 def test_cli(shared_data):
     """passatk judge: a table saying how many agree, and --json a record per submission with verdict and expected."""
     import json
@@ -129,13 +141,7 @@ def test_cli(shared_data):
 
     from passatk.cli import app
 
-    path = shared_data / "contest" / "kattis" / "examples" / "hello"
-    if not path.is_dir():
-        pytest.skip(f"{path} is absent")
-    try:
-        plan_sandbox("bwrap", quiet=True)
-    except SandboxError as exc:
-        pytest.skip(f"bubblewrap does not work on this machine: {exc}")
+    path = _kattis_hello(shared_data)
     runner = CliRunner()
     table = runner.invoke(app, ["judge", str(path), "--workers", "1"], env={"NO_COLOR": "1", "COLUMNS": "200"})
     assert table.exit_code == 0, table.output
@@ -154,14 +160,8 @@ def test_cli(shared_data):
 def test_a_package_without_a_time_limit_gets_problemtools_limit(shared_data):
     """Kattis's hello states no time limit: its accepted hello_alarm.c spins for 1 s of CPU, so a fixed 1 s limit
     made it a time_limit_exceeded or not by chance (it failed so in CI); problemtools' rule gives 5 s, and every
-    submission agrees.  Judging one submission alone derives the same limit from the package's accepted ones."""
-    path = shared_data / "contest" / "kattis" / "examples" / "hello"
-    if not path.is_dir():
-        pytest.skip(f"{path} is absent")
-    try:
-        plan_sandbox("bwrap", quiet=True)
-    except SandboxError as exc:
-        pytest.skip(f"bubblewrap does not work on this machine: {exc}")
+    submission agrees.  Judging one submission alone derives a limit from the package's accepted ones too."""
+    path = _kattis_hello(shared_data)
     prob = contest.load_package(path)
     assert not prob.time_limit_stated and prob.time_multiplier == 5.0
     records = contest.judge(prob, workers=1)

@@ -13,12 +13,11 @@ import os
 
 import pytest
 
-from passatk.execute import Limits, SandboxError, evaluate, languages, plan_sandbox
+from passatk.execute import Limits, evaluate, languages, plan_sandbox
 from passatk.execute.judged import _cpp_entry, _split_params, cpp_runtime, java_runtime, judged_job
-from passatk.execute.languages import ToolchainMissing
 from passatk.execute.pool import LocalPool
 from passatk.execute.tasks import load_problems
-from test_languages import TRIVIAL, _broken
+from test_languages import TRIVIAL, _broken, _need_sandboxed
 
 pytestmark = pytest.mark.sandbox
 
@@ -33,19 +32,8 @@ _FILES = {
 }
 
 
-def _need(language):
-    try:
-        languages.require(language)
-    except ToolchainMissing as exc:
-        pytest.skip(str(exc))
-    try:
-        plan_sandbox("bwrap", quiet=True)
-    except SandboxError as exc:
-        pytest.skip(f"bubblewrap does not work on this machine: {exc}")
-
-
 def _problems(shared_data, fmt, lang):
-    _need(lang)
+    _need_sandboxed(lang)
     path = shared_data / _FILES[(fmt, lang)]
     return path, load_problems(path)
 
@@ -248,7 +236,7 @@ _STRUCT_TESTS = "}\nint main() {\n    auto candidate = twice;\n    assert(candid
 
 def test_a_type_the_channel_cannot_carry_falls_back(tmp_path):
     """A judge program that does not build (a struct of the prompt's own) runs in the compiled mode: judged is false."""
-    _need("cpp")
+    _need_sandboxed("cpp")
     path = tmp_path / "struct.jsonl"
     rec = {"name": "struct_twice", "language": "cpp", "prompt": _STRUCT_PROMPT, "tests": _STRUCT_TESTS, "stop_tokens": ["\n}"]}
     path.write_text(json.dumps(rec) + "\n")
@@ -336,7 +324,7 @@ _ADD_TESTS = "int main() {\n    auto candidate = add;\n    assert(candidate(1, 2
 
 def test_verifier_tests_tasks_are_judged():
     """A Verifier task with MultiPL-E-style tests is judged: an exit(0) passes only with judged=False (compiled mode)."""
-    _need("cpp")
+    _need_sandboxed("cpp")
     from passatk.execute import Verifier
 
     right, early = _ADD % "return x + y;", _ADD % "exit(0);"
@@ -350,7 +338,7 @@ def test_verifier_tests_tasks_are_judged():
 
 def test_verifier_tests_without_a_candidate_are_compiled():
     """Tests that do not name the entry point as MultiPL-E does stay compiled, and say judged: false."""
-    _need("cpp")
+    _need_sandboxed("cpp")
     job = languages.code_tests_job("cpp", _ADD % "return x + y;", "int main() { assert(add(1, 2) == 3); }")
     assert (job["kind"], job["judged"]) == ("program", False)
 
@@ -368,7 +356,7 @@ def test_verify_records_carry_judged():
 
 def test_verifier_tests_tasks_in_javascript_are_judged():
     """A JavaScript task whose tests name the entry point (let candidate = f;) is judged: process.exit(0) is no pass."""
-    _need("nodejs")
+    _need_sandboxed("nodejs")
     from passatk.execute import Verifier
 
     tests = "const assert = require('node:assert');\nlet candidate = add;\nassert.deepEqual(candidate(1, 2), 3);\n"
@@ -395,7 +383,7 @@ def test_the_sample_source_never_runs_in_the_judge(lang, source):
 
     Such a task is judged without them, or falls back to the compiled mode (judged: false), never a judged pass.
     """
-    _need(lang)
+    _need_sandboxed(lang)
     tests = {
         "cpp": "int main() {\n    auto candidate = add;\n    assert(candidate(1, 2) == 3);\n}\n",
         "nodejs": "const assert = require('node:assert');\nlet candidate = add;\nassert.deepEqual(candidate(1, 2), 3);\n",

@@ -16,12 +16,12 @@ import json
 
 import pytest
 
-from passatk.execute import Limits, SandboxError, evaluate, languages, plan_sandbox
+from passatk.execute import Limits, evaluate, languages, plan_sandbox
 from passatk.execute.judged import _go_entry, _go_imports, _go_type, _rs_entry, _rs_server, judged_job
-from passatk.execute.languages import GO_HARNESS, ToolchainMissing
+from passatk.execute.languages import GO_HARNESS
 from passatk.execute.pool import LocalPool
 from passatk.execute.tasks import load_problems
-from test_languages import TRIVIAL, _broken
+from test_languages import TRIVIAL, _broken, _need_sandboxed
 
 _FILES = {
     ("humaneval-x", "go"): "humaneval-x/humaneval_go.jsonl.gz",
@@ -31,19 +31,8 @@ _FILES = {
 }
 
 
-def _need(language):
-    try:
-        languages.require(language)
-    except ToolchainMissing as exc:
-        pytest.skip(str(exc))
-    try:
-        plan_sandbox("bwrap", quiet=True)
-    except SandboxError as exc:
-        pytest.skip(f"bubblewrap does not work on this machine: {exc}")
-
-
 def _problems(shared_data, fmt, lang):
-    _need(lang)
+    _need_sandboxed(lang)
     path = shared_data / _FILES[(fmt, lang)]
     return path, load_problems(path)
 
@@ -281,8 +270,8 @@ def test_garbage_on_the_channel_is_a_protocol_violation(shared_data):
 @pytest.mark.sandbox
 def test_evaluate_records_say_judged(shared_data):
     """evaluate judges Go and Rust by default, and its records say so."""
-    _need("go")
-    _need("rust")
+    _need_sandboxed("go")
+    _need_sandboxed("rust")
     recs = []
     for lang in ("go", "rust"):
         path = shared_data / _FILES[("multipl-e", lang)]
@@ -352,7 +341,7 @@ _RS_CONSTRUCTOR = (
 @pytest.mark.sandbox
 def test_verifier_rust_tests_tasks_are_judged():
     """A Rust Verifier task whose tests name the entry point (let candidate = f;) is judged: exit(0) passes only compiled."""
-    _need("rust")
+    _need_sandboxed("rust")
     from passatk.execute import Verifier
 
     sources = [_RS_ADD % "x + y", _RS_ADD % "std::process::exit(0)", _RS_ADD % "x * y", _RS_ADD % "x * y" + _RS_CONSTRUCTOR]
@@ -377,7 +366,7 @@ def test_the_rust_sample_source_never_runs_in_the_judge(source, marker):
     Such a task is judged without them, or falls back to the compiled mode (judged: false).  A judge
     built from the sample's whole source (the weaker design) would hold each marker, and run it.
     """
-    _need("rust")
+    _need_sandboxed("rust")
     job = languages.code_tests_job(
         "rust", source, "fn main() {\n    let candidate = add;\n    assert_eq!(candidate(1, 2), 0);\n}\n"
     )
@@ -441,7 +430,7 @@ def test_values_cross_the_channel_exactly(tmp_path, lang, rec):
     A channel that went through text (Go's json.Marshal replaces a byte like \\xff; %v prints nil and
     empty slices alike) or through float64 for integers would fail these comparisons.
     """
-    _need(lang)
+    _need_sandboxed(lang)
     path = tmp_path / "round_trip.jsonl"
     path.write_text(json.dumps(rec) + "\n")
     spec = load_problems(path)["round_trip"].spec

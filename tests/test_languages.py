@@ -38,6 +38,12 @@ def _bwrap():
         pytest.skip(f"bubblewrap does not work on this machine: {exc}")
 
 
+def _need_sandboxed(language):
+    """Skip unless ``language``'s toolchain is here and bubblewrap works; the sandbox's plan."""
+    _need(language)
+    return _bwrap()
+
+
 def _read(path):
     return [json.loads(line) for line in gzip.open(path, "rt") if line.strip()]
 
