@@ -198,6 +198,7 @@ class Sandbox:
                 argv += ["--ro-bind", top, top]
         for path in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"):
             argv += ["--ro-bind-try", path, path]
+        argv += ["--ro-bind", _hosts_file(), "/etc/hosts"]  # localhost resolves (servers on the loopback)
         if self.environment is None:
             prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix)}
             for path in sorted(prefixes):
@@ -212,6 +213,24 @@ class Sandbox:
         for path in dict.fromkeys(self.binds + self.import_paths + env_binds):
             argv += ["--ro-bind", os.path.realpath(path), os.path.realpath(path)]
         return argv + ["--chdir", "/tmp", "--"] + tail + [_IN_SANDBOX, role, str(fd)]
+
+
+def _hosts_file() -> str:
+    """A hosts file naming the loopback only (``127.0.0.1 localhost``), bound at the sandbox's ``/etc/hosts``.
+
+    Without one ``localhost`` does not resolve, and a program that serves and
+    connects on its own loopback fails (BigCodeBench/1038, /1040); the host's
+    own hosts file is not shown.
+    """
+    from passatk.execute.languages import cache_dir
+
+    path = cache_dir() / "sandbox-hosts"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}")
+        tmp.write_text("127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n")
+        os.replace(tmp, path)
+    return str(path)
 
 
 def _worker_env(python: str, home: str, environment: Environment | None = None) -> dict[str, str]:
