@@ -239,3 +239,17 @@ class TestUnavailable:
         wrong = {**RECORD, "task_id": "Mine/wrong", "canonical_solution": "    return 3 * x\n"}
         assert bcb.unavailable([online, wrong, RECORD], workers=1) == {}
         assert bcb.unavailable([online, wrong, RECORD], workers=1, run=True) == {"Mine/online": "needs the network"}
+
+
+def test_localhost_resolves_in_the_sandbox():
+    """A program that serves on localhost and a test that connects to it work, as BigCodeBench/1038 and /1040 need.
+
+    The weaker design bound no /etc/hosts: ``localhost`` did not resolve (socket.gaierror), and
+    both canonical solutions failed here while the reference passed them.
+    """
+    source = "import socket\ndef f():\n    return socket.getaddrinfo('localhost', 80)[0][4][0]\n"
+    from passatk import Verifier
+
+    with Verifier(workers=1) as verifier:
+        (verdict,) = verifier.verify([{"source": source, "tests": "assert f() in ('127.0.0.1', '::1'), f()"}])
+    assert verdict.status == "passed", verdict.detail
