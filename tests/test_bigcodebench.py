@@ -218,6 +218,10 @@ class TestUnavailable:
             ("test_b: socket.gaierror: [Errno -3] Temporary failure in name resolution", "needs the network"),
             ("test_c: urllib.error.URLError: <urlopen error [Errno -2] Name or service not known>", "needs the network"),
             (
+                "test_f: AssertionError: 'URL Error: [Errno -3] Temporary failure [14 chars]tion' != PosixPath('/x')",
+                "needs the network",
+            ),
+            (
                 "test_d: pytesseract.pytesseract.TesseractNotFoundError: tesseract is not installed",
                 "the tesseract program is absent",
             ),
@@ -253,3 +257,43 @@ def test_localhost_resolves_in_the_sandbox():
     with Verifier(workers=1) as verifier:
         (verdict,) = verifier.verify([{"source": source, "tests": "assert f() in ('127.0.0.1', '::1'), f()"}])
     assert verdict.status == "passed", verdict.detail
+
+
+def _bigcodebench_environment():
+    from passatk.execute.environments import resolve_environment
+
+    try:
+        return resolve_environment("bigcodebench")
+    except ValueError:
+        return None
+
+
+needs_environment = pytest.mark.skipif(
+    _bigcodebench_environment() is None, reason="needs the bigcodebench environment (passatk env create bigcodebench)"
+)
+
+# What the bigcodebench environment lacks, measured on every task's canonical solution (docs/guide/bigcodebench.md).
+STOPWORDS, PUNKT, NETWORK = "nltk data 'stopwords' is absent", "nltk data 'punkt' is absent", "needs the network"
+UNAVAILABLE = {
+    **{f"BigCodeBench/{i}": STOPWORDS for i in (332, 376, 633, 635, 655, 658, 806, 808, 849)},
+    **{f"BigCodeBench/{i}": PUNKT for i in (334, 940, 1109)},
+    "BigCodeBench/383": "nltk data is absent",  # TextBlob's corpora
+    "BigCodeBench/726": "nltk data 'words' is absent",
+    "BigCodeBench/734": "nltk data 'averaged_perceptron_tagger' is absent",
+    **{f"BigCodeBench/{i}": NETWORK for i in (101, 314, 590, 1005, 1012)},
+}
+
+
+@needs_data
+@needs_environment
+@pytest.mark.slow
+def test_unavailable_tasks_in_the_bigcodebench_environment():
+    """Every module of the 1,140 tasks imports there; the tasks listed need nltk's data or the network.
+
+    Two tasks that pass are run beside them (0, and 1038, which serves on localhost): neither is listed.
+    """
+    with gzip.open(DATA, "rt") as fh:
+        recs = [json.loads(line) for line in fh]
+    assert bcb.unavailable(recs, "bigcodebench", workers=2) == {}
+    run = [r for r in recs if r["task_id"] in UNAVAILABLE or r["task_id"] in ("BigCodeBench/0", "BigCodeBench/1038")]
+    assert bcb.unavailable(run, "bigcodebench", workers=2, run=True) == UNAVAILABLE

@@ -273,7 +273,8 @@ _ENVIRONMENTAL = (
         re.compile(
             r"Temporary failure in name resolution|Name or service not known|Network is unreachable|"
             r"NewConnectionError|Failed to establish a new connection|urlopen error|Max retries exceeded|"
-            r"ConnectionError|gaierror|No address associated with hostname"
+            r"ConnectionError|gaierror|No address associated with hostname|"
+            r"\[Errno -[23]\]"  # getaddrinfo's codes, left when unittest shortens the message (BigCodeBench/1005)
         ),
         "needs the network",
     ),
