@@ -275,8 +275,8 @@ needs_environment = pytest.mark.skipif(
 # What the bigcodebench environment lacks, measured on every task's canonical solution (docs/guide/bigcodebench.md).
 STOPWORDS, PUNKT, NETWORK = "nltk data 'stopwords' is absent", "nltk data 'punkt' is absent", "needs the network"
 UNAVAILABLE = {
-    **{f"BigCodeBench/{i}": STOPWORDS for i in (332, 376, 633, 635, 655, 658, 806, 808, 849)},
-    **{f"BigCodeBench/{i}": PUNKT for i in (334, 940, 1109)},
+    **{f"BigCodeBench/{i}": STOPWORDS for i in (290, 332, 376, 633, 635, 655, 658, 806, 808, 849)},
+    **{f"BigCodeBench/{i}": PUNKT for i in (177, 334, 940, 1109)},
     "BigCodeBench/383": "nltk data is absent",  # TextBlob's corpora
     "BigCodeBench/726": "nltk data 'words' is absent",
     "BigCodeBench/734": "nltk data 'averaged_perceptron_tagger' is absent",
@@ -291,6 +291,7 @@ def test_unavailable_tasks_in_the_bigcodebench_environment():
     """Every module of the 1,140 tasks imports there; the tasks listed need nltk's data or the network.
 
     Two tasks that pass are run beside them (0, and 1038, which serves on localhost): neither is listed.
+    (BigCodeBench/176 needs the network too, but its solution swallows the error: it is not listed.)
     """
     with gzip.open(DATA, "rt") as fh:
         recs = [json.loads(line) for line in fh]
