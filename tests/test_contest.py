@@ -891,3 +891,38 @@ else:
         assert v.output["verdict"] == verdict, v.output
         if spot == "own file":
             assert "the run changed its program's files (" in v.detail
+
+
+def test_a_run_has_its_memory_limit_from_its_first_instruction(tmp_path, monkeypatch):
+    """A run's address-space limit is inherited at the spawn, not set on the program after it started.
+
+    The weaker design spawned the program, then set its limit with ``prlimit``: a program that allocated at
+    once, before the parent got there, kept more than its limit (Kattis's ``memory_limit.cc`` was accepted so
+    under load).  Here the parent never gets there (``prlimit`` does nothing), which under the weaker design
+    lets the 256 MiB allocation succeed (exit 0); the limit must hold anyway (exit 3)."""
+    import os
+    import shutil
+    import subprocess
+
+    from passatk.execute._worker import cases
+
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    src = tmp_path / "grab.c"
+    src.write_text(
+        "#include <stdlib.h>\n#include <string.h>\n"
+        "int main(void) { char *p = malloc(256u << 20); if (!p) return 3; memset(p, 1, 256u << 20); return 0; }\n"
+    )
+    subprocess.run(["gcc", "-O1", "-o", str(tmp_path / "grab"), str(src)], check=True)
+    monkeypatch.setattr(cases.resource, "prlimit", lambda *args: None)
+    step = {"argv": [str(tmp_path / "grab")], "env": {"PATH": "/usr/bin:/bin"}, "cpu": 5.0, "memory_bytes": 64 << 20}
+    fds = [os.open(os.devnull, os.O_RDONLY), os.open(os.devnull, os.O_WRONLY), os.open(os.devnull, os.O_WRONLY)]
+    before = cases.resource.getrlimit(cases.resource.RLIMIT_AS)
+    try:
+        pid = cases._spawn_run(step, str(tmp_path / "grab"), fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 3
+    assert cases.resource.getrlimit(cases.resource.RLIMIT_AS) == before  # the spawning process's own is back

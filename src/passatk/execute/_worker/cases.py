@@ -121,9 +121,13 @@ def _write(path, text):
 
 def _spawn_run(step, path, fds):
     """Start one run of the built program with ``posix_spawn`` (no copy of this process): its own process
-    group, SIGPIPE at its default, its streams; then its CPU and address-space limits, set on it at once
-    (``prlimit``; until then it has this process's own, the job's, which it cannot raise).  A program that
-    cannot be spawned is run by a fork that says why and exits 127, as a build step's would."""
+    group, SIGPIPE at its default, its streams, and its address-space limit from its first instruction
+    (this process's soft limit is lowered to it around the spawn, which the program inherits; set on the
+    program after the spawn, a program that allocated at once, before the parent's ``prlimit``, kept
+    more than its limit: Kattis's ``memory_limit.cc`` was accepted so under load); then its CPU limit
+    (``prlimit``: until then it has this process's, and supervise() holds it to its CPU time anyway).
+    A program that cannot be spawned so is run by a fork that says why and exits 127, as a build step's
+    would."""
     here = os.getcwd()
     argv = [a.replace("{file}", path).replace("{dir}", here) for a in step["argv"]]
     env = {k: v.replace("{dir}", here) for k, v in step["env"].items()}
@@ -135,18 +139,24 @@ def _spawn_run(step, path, fds):
     program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
     for fd in fds:  # received over the socket, they are inheritable: the program gets them as 0, 1, 2 only
         os.set_inheritable(fd, False)
+    own = resource.getrlimit(resource.RLIMIT_AS)
     try:
         if program is None:
             raise FileNotFoundError(argv[0])
-        pid = os.posix_spawn(
-            program,
-            argv,
-            env,
-            file_actions=[(os.POSIX_SPAWN_DUP2, fd, target) for fd, target in zip(fds, (0, 1, 2))],
-            setpgroup=0,
-            setsigdef=(signal.SIGPIPE,),
-        )
-    except OSError:
+        if memory:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, own[1]))
+        try:
+            pid = os.posix_spawn(
+                program,
+                argv,
+                env,
+                file_actions=[(os.POSIX_SPAWN_DUP2, fd, target) for fd, target in zip(fds, (0, 1, 2))],
+                setpgroup=0,
+                setsigdef=(signal.SIGPIPE,),
+            )
+        finally:
+            resource.setrlimit(resource.RLIMIT_AS, own)
+    except (OSError, MemoryError):  # no such program, or this process's own mappings past the limit
         pid = os.fork()
         if pid == 0:
             _steps_mod._exec(step, path, *fds)
@@ -154,7 +164,7 @@ def _spawn_run(step, path, fds):
     try:
         resource.prlimit(pid, resource.RLIMIT_CPU, (soft, soft + 1))
         if memory:
-            resource.prlimit(pid, resource.RLIMIT_AS, (memory, memory))
+            resource.prlimit(pid, resource.RLIMIT_AS, (memory, memory))  # its hard limit too
     except (ProcessLookupError, PermissionError):
         pass  # it ended already (or exec'd something set-uid): supervise() still holds it to its CPU limit
     return pid
