@@ -244,6 +244,24 @@ class TestUnavailable:
         assert bcb.unavailable([online, wrong, RECORD], workers=1) == {}
         assert bcb.unavailable([online, wrong, RECORD], workers=1, run=True) == {"Mine/online": "needs the network"}
 
+    def test_cli(self, tmp_path):
+        """``passatk env check`` prints the same list (table and JSON), and names a missing problems file."""
+        from typer.testing import CliRunner
+
+        from passatk.cli import app
+
+        in_test = {**RECORD, "task_id": "Mine/test", "test": "import pandas\n" + TEST}
+        path = tmp_path / "records.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in (RECORD, in_test)))
+        table = CliRunner().invoke(app, ["env", "check", str(path), "--workers", "1"])
+        assert table.exit_code == 0, table.output
+        assert table.output.splitlines()[1:] == ["  Mine/test: module 'pandas' does not import here"]
+        assert table.output.startswith("1 task(s) of records.jsonl cannot pass in ")
+        as_json = CliRunner().invoke(app, ["env", "check", str(path), "--workers", "1", "--json"])
+        assert json.loads(as_json.output)["unavailable"] == {"Mine/test": "module 'pandas' does not import here"}
+        missing = CliRunner().invoke(app, ["env", "check", str(tmp_path / "nope.jsonl")])
+        assert missing.exit_code != 0 and "nope.jsonl" in missing.output and "does not exist" in missing.output
+
 
 def test_localhost_resolves_in_the_sandbox():
     """A program that serves on localhost and a test that connects to it work, as BigCodeBench/1038 and /1040 need.

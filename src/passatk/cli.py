@@ -981,6 +981,47 @@ def env_show(
         typer.echo(f"  {line}")
 
 
+@env_app.command("check")
+def env_check(
+    problems: Annotated[Path, typer.Argument(help="BigCodeBench records (.jsonl or .jsonl.gz).")],
+    python: Annotated[
+        str | None,
+        typer.Option("--python", help="Interpreter, environment prefix or created name. Default: the default environment."),
+    ] = None,
+    run: Annotated[
+        bool,
+        typer.Option("--run", help="Also run the canonical solutions and list the failures the environment causes (slow)."),
+    ] = False,
+    workers: WorkersOption = None,
+    as_json: JsonOption = False,
+    fmt: TableJsonFormat = None,
+) -> None:
+    """The tasks that cannot pass in an environment whatever the sample (a module that does not import, nltk's data, the network)."""
+    from passatk.exceptions import SandboxError
+    from passatk.execute.bigcodebench import unavailable
+    from passatk.execute.environments import resolve_environment
+
+    as_json = output_format(fmt, as_json, ("table", "json")) == "json"
+    if not problems.is_file():
+        fail(f"the problems file {os.fspath(problems)!r} does not exist.")
+    try:
+        env = resolve_environment(python)
+        listed = unavailable(problems, env, workers=workers, run=run)
+    except (ValueError, KeyError, SandboxError) as exc:
+        fail(str(exc).strip("'\""))
+    if as_json:
+        typer.echo(json.dumps({"environment": env.record(), "unavailable": listed}, indent=2))
+        return
+    typer.echo(f"{len(listed)} task(s) of {problems.name} cannot pass in {env.name}" + (":" if listed else "."))
+    for task_id, why in sorted(listed.items(), key=lambda item: _task_number(item[0])):
+        typer.echo(f"  {task_id}: {why}")
+
+
+def _task_number(task_id: str) -> tuple:
+    head, _, tail = task_id.rpartition("/")
+    return (head, int(tail)) if tail.isdigit() else (task_id, -1)
+
+
 from passatk._cli_judge import judge_cmd, parse_time_multipliers  # noqa: E402  (passatk judge: contest problems)
 
 app.command("judge")(judge_cmd)

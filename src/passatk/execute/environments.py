@@ -353,7 +353,9 @@ DATASET_REQUIREMENTS = {
         "changes": {
             "numpy": "numpy>=1.23,<2",  # 1.21.2: no wheel for 3.11
             "numba": "numba>=0.57,<0.61",  # 0.55.0: Python < 3.11
-            "scipy": "scipy>=1.9,<1.13",  # 1.7.2: no wheel for 3.11; gensim 4.3.2 needs scipy.linalg.triu (gone in 1.13)
+            # 1.7.2: no wheel for 3.11. 1.10 is the last release whose stats.mode keeps the axis as 1.7 did
+            # (the shape tasks 115, 245, 634 and 736 expect), and it has wheels for 3.11 and scipy.linalg.triu (gensim)
+            "scipy": "scipy>=1.10,<1.11",
             "tensorflow": "tensorflow-cpu>=2.12,<2.16",  # 2.11.1: Python < 3.11; 2.16 brings Keras 3
             "keras": "keras>=2.12,<2.16",  # follows tensorflow, Keras 2 as pinned
             "scikit-image": "scikit-image>=0.20,<0.23",  # 0.18.0: no wheel for 3.11
