@@ -305,3 +305,24 @@ def test_protocol(verdicts, name):
     v = verdicts[name]
     assert v.status == status, v
     assert word in v.detail, v
+
+
+def test_forked_processes_do_not_import_random():
+    """The worker and the zygote, warm as they fork, hold no ``random``: its at-fork hook reseeds every judge and sample.
+
+    ``cases`` once imported ``tempfile`` (which imports ``random``): each fork then paid the
+    reseed, about 36 more copy-on-write page faults (a few microseconds each in a virtual machine).
+    """
+    import subprocess
+    import sys
+
+    from passatk.execute._worker.main import BOOT
+    from passatk.execute.sandbox import WORKER
+
+    probe = BOOT.replace(
+        "from _worker.main import main; main(sys.argv[2:])",
+        "import _worker.worker, _worker.zygote; from _worker import hardening; hardening.warm_up(); "
+        "print(sorted(set(sys.modules) & {'random', 'tempfile', 'threading'}))",
+    )
+    out = subprocess.run([sys.executable, "-s", "-S", "-B", "-c", probe, str(WORKER)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

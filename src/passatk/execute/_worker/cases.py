@@ -56,11 +56,10 @@ import shutil
 import signal
 import socket
 import stat
-import tempfile
 import time
 
+from . import hardening, supervise
 from . import steps as _steps_mod
-from . import supervise
 from .channel import memfd, receive, send
 from .compiled import _steps as _decide_steps
 from .compiled import first_error
@@ -894,7 +893,7 @@ def _judge_case(one, job, run, ctrl, zyg, case_input, answer):
     if not job.get("checker"):  # the default validator: no directory to make
         return (*one(job, run, ctrl, zyg, case_input, answer, None), 1)
     passes = int(job["checker"].get("passes") or 1)
-    base = tempfile.mkdtemp(prefix="passatk-case-")
+    base = hardening.private_dir("passatk-case-")  # not tempfile: it imports random (see .hardening)
     feedback = os.path.join(base, "feedback")
     os.mkdir(feedback)
     nextpass = os.path.join(feedback, "nextpass.in")
