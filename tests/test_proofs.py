@@ -408,7 +408,7 @@ class TestCoqStatements:
 @pytest.mark.slow
 class TestCoqCheck:
     def test_a_dozen_proofs_pass(self, verifier, coq_installed):
-        """Hand-written proofs with lia, nia, lra and ring pass (Reals' own axioms are the standard library's)."""
+        """Hand-written proofs with lia, nia, lra and ring pass (Reals' axioms are those of the problem's libraries)."""
         tasks = [{"language": "coq", "statement": s, "proof": p} for s, p in COQ_PROOFS]
         verdicts = verifier.verify(tasks)
         assert [v.status for v in verdicts] == ["passed"] * len(tasks), [v.detail for v in verdicts if not v.passed]
