@@ -12,7 +12,9 @@ to what it cites, ``metamath`` in the sandbox), the workers' start and their
 reading of set.mm included.
 
 **Coq.** A dozen small theorems proved with ``lia``/``ring``/``lra``, three
-wrong proofs and three cheats.  *Cold*: ``coqc`` on the statement and the
+of them again through an auxiliary lemma (``Abort``, the lemma, the theorem
+stated again), three wrong proofs and four cheats (``Admitted``, a notation,
+an axiom, ``Require Import Classical`` for a statement over ``nat``).  *Cold*: ``coqc`` on the statement and the
 proof per attempt (a pass when it compiles: the naive check).  *passatk*:
 the hardened check in the sandbox: a ``coqtop`` child forked per attempt
 from a warm toplevel that loaded the statement's libraries once, the
@@ -94,6 +96,7 @@ def cold_metamath(set_mm: str, block: str, label: str, attempt: str) -> bool:
 
 COQ_ARITH = "Require Import Arith Lia.\n"
 COQ_Z = "Require Import ZArith Lia.\nOpen Scope Z_scope.\n"
+COQ_R = "Require Import Reals Lra.\nOpen Scope R_scope.\n"
 COQ = [
     (COQ_ARITH + "Theorem add_comm' (n m : nat) : n + m = m + n.", "Proof. lia. Qed."),
     (COQ_ARITH + "Theorem odd_ne (n : nat) : 2 * n + 1 <> 2 * n.", "Proof. lia. Qed."),
@@ -106,7 +109,22 @@ COQ = [
     (COQ_Z + "Theorem lt_le (x y : Z) : x < y -> x + 1 <= y.", "Proof. intros. lia. Qed."),
     (COQ_Z + "Theorem diff_sq (a b : Z) : (a - b) * (a + b) = a * a - b * b.", "Proof. ring. Qed."),
     (COQ_Z + "Theorem sq_nonneg' (x : Z) : x * x >= 0.", "Proof. nia. Qed."),
-    ("Require Import Reals Lra.\nOpen Scope R_scope.\nTheorem twice (x : R) : x + x = 2 * x.", "Proof. lra. Qed."),
+    (COQ_R + "Theorem twice (x : R) : x + x = 2 * x.", "Proof. lra. Qed."),
+    (
+        COQ_ARITH + "Theorem add_comm' (n m : nat) : n + m = m + n.",
+        "Proof. Abort.\nLemma aux (a b : nat) : a + b = b + a.\nProof. lia. Qed.\n"
+        "Theorem add_comm' (n m : nat) : n + m = m + n.\nProof. apply aux. Qed.",
+    ),
+    (
+        COQ_Z + "Theorem sq_nonneg' (x : Z) : x * x >= 0.",
+        "Proof. Abort.\nLemma sq0 (y : Z) : 0 <= y * y.\nProof. nia. Qed.\n"
+        "Theorem sq_nonneg' (x : Z) : x * x >= 0.\nProof. pose proof (sq0 x). lia. Qed.",
+    ),
+    (
+        COQ_R + "Theorem twice (x : R) : x + x = 2 * x.",
+        "Proof. Abort.\nFact two (y : R) : 2 * y = y + y.\nProof. lra. Qed.\n"
+        "Theorem twice (x : R) : x + x = 2 * x.\nProof. rewrite two. reflexivity. Qed.",
+    ),
     (COQ_ARITH + "Theorem add_comm' (n m : nat) : n + m = m + n.", "Proof. reflexivity. Qed."),
     (COQ_ARITH + "Theorem antisym (a b : nat) : a <= b -> b <= a -> a = b.", "Proof. intros. ring. Qed."),
     (COQ_Z + "Theorem lt_le (x y : Z) : x < y -> x + 1 <= y.", "Proof. intros. nia. lia. Qed."),
@@ -116,6 +134,10 @@ COQ = [
         'Proof. Abort.\nLocal Notation "x + y" := (Nat.mul x y).\nTheorem five : 2 + 3 = 6.\nProof. reflexivity. Qed.',
     ),
     ("Theorem five : 2 + 3 = 6.", "Proof. Abort.\nAxiom cheat : False.\nTheorem five : 2 + 3 = 6.\nProof. destruct cheat. Qed."),
+    (
+        COQ_ARITH + "Theorem em0 (n : nat) : n = 0 \\/ n <> 0.",
+        "Proof. Abort.\nRequire Import Classical.\nTheorem em0 (n : nat) : n = 0 \\/ n <> 0.\nProof. apply classic. Qed.",
+    ),
 ]
 
 
@@ -219,7 +241,7 @@ def main() -> None:
             args.workers,
         )
     if args.part in ("coq", "all"):
-        compare("Coq (12 proofs, 3 wrong, 3 cheats)", "coq", COQ, cold_coq, args.workers)
+        compare("Coq (12 proofs, 3 through a lemma, 3 wrong, 4 cheats)", "coq", COQ, cold_coq, args.workers)
         coq_profile(COQ)
 
 

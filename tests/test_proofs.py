@@ -291,6 +291,21 @@ COQ_WRONG = [  # the same kind of statements with one step changed
     (ZARITH + "Theorem lt_le (x y : Z) : x < y -> x + 1 <= y.", "Proof. intros. nia. lia. Qed."),
 ]
 FALSE_COQ = "Theorem five : 2 + 3 = 6."  # false: every proof of it cheats
+EXCLUDED_MIDDLE = ARITH + "Theorem em0 (n : nat) : n = 0 \\/ n <> 0."  # needs no axiom: lia proves it
+CLASSICAL = "Proof. Abort.\nRequire Import Classical.\nTheorem em0 (n : nat) : n = 0 \\/ n <> 0.\nProof. apply classic. Qed."
+REALS = "Require Import Reals Lra.\nOpen Scope R_scope.\n"
+LEMMAS = [  # (statement, proof): auxiliary lemmas proved by tactics, the theorem stated again after Abort
+    (
+        ARITH + "Theorem add_comm' (n m : nat) : n + m = m + n.",
+        "Proof. Abort.\nLemma aux (a b : nat) : a + b = b + a.\nProof. lia. Qed.\n"
+        "Theorem add_comm' (n m : nat) : n + m = m + n.\nProof. apply aux. Qed.",
+    ),
+    (
+        REALS + "Theorem twice (x : R) : x + x = 2 * x.",
+        "Proof. Abort.\nFact two (y : R) : 2 * y = y + y.\nProof. lra. Qed.\nTheorem twice (x : R) : x + x = 2 * x.\n"
+        "Proof.\n  rewrite two.\n  reflexivity.\nQed.",
+    ),
+]
 COQ_CHEATS = {
     "Admitted": (FALSE_COQ, "Proof.\nAdmitted.", "assumes axioms of its own"),
     "admit": (FALSE_COQ, "Proof. admit. Admitted.", "assumes axioms of its own"),
@@ -333,6 +348,11 @@ COQ_CHEATS = {
         "not the problem's statement",
     ),
     "weaker restatement": (FALSE_COQ, "Proof. Abort.\nTheorem five : True.\nProof. exact I. Qed.", "not the problem's statement"),
+    "a lemma Admitted": (
+        FALSE_COQ,
+        "Proof. Abort.\nLemma x : False. Admitted.\nTheorem five : 2 + 3 = 6.\nProof. destruct x. Qed.",
+        "axioms of its own: x",
+    ),
     "guard checking": (
         FALSE_COQ,
         "Proof. Abort.\nUnset Guard Checking.\nFixpoint loop (n : nat) : False := loop n.\nSet Guard Checking.\n"
@@ -388,7 +408,7 @@ class TestCoqStatements:
 @pytest.mark.slow
 class TestCoqCheck:
     def test_a_dozen_proofs_pass(self, verifier, coq_installed):
-        """Hand-written proofs with lia, nia, lra and ring pass (Reals' own axioms are the standard library's)."""
+        """Hand-written proofs with lia, nia, lra and ring pass (Reals' axioms are those of the problem's libraries)."""
         tasks = [{"language": "coq", "statement": s, "proof": p} for s, p in COQ_PROOFS]
         verdicts = verifier.verify(tasks)
         assert [v.status for v in verdicts] == ["passed"] * len(tasks), [v.detail for v in verdicts if not v.passed]
@@ -417,6 +437,65 @@ class TestCoqCheck:
         assert naive_coq(tmp_path, statement, proof), f"{name}: coqc should accept it"
         verdict = _check(verifier, "coq", statement, proof)
         assert verdict.status == "failed" and reason in verdict.detail, verdict
+
+    def test_lemmas_proved_by_tactics_pass(self, verifier, coq_installed):
+        """Auxiliary lemmas (Abort, the lemmas, the theorem again) pass, Reals' axioms included, without the audit."""
+        for statement, proof in LEMMAS:
+            assert coq.tactic_script(proof)
+            verdict = _check(verifier, "coq", statement, proof)
+            assert verdict.status == "passed", verdict
+
+    @pytest.mark.parametrize(
+        "proof",
+        [
+            "Proof. Abort.\nLemma x : False. Proof. admit. Qed.\nTheorem five : 2 + 3 = 6.\nProof. destruct x. Qed.",
+            "Proof. Abort.\nLemma x : False. Proof. exact_no_check I. Qed.\nTheorem five : 2 + 3 = 6.\nProof. destruct x. Qed.",
+            "Proof. Abort.\nLemma x : False. Proof. abstract admit. Defined.\nTheorem five : 2 + 3 = 6.\nProof. now destruct x. Qed.",
+            "Proof. Abort.\nExample x : False := ltac:(admit).\nTheorem five : 2 + 3 = 6.\nProof. destruct x. Qed.",
+            "Proof. Lemma x : False. Proof. give_up. Qed. destruct x. Qed.",  # a lemma inside the proof
+            "Proof. Abort.\nTheorem five : 2 + 3 = 6.\nProof. Abort.\nTheorem five : 2 + 3 = 6.",  # left open
+            "Proof. Abort.\nTheorem five : 5 = 5.\nProof. reflexivity. Qed.",  # another statement, proved
+        ],
+    )
+    def test_lemmas_alone_cannot_cheat(self, verifier, coq_installed, proof):
+        """Through the widened fast path (lemmas, Abort, the theorem again: no Print Assumptions), a lemma that leaves
+        a goal, skips a check or is stated inside the proof, a proof left open, a restated weaker theorem: all fail,
+        at Qed, at the end of the file or at the kernel's comparison with the problem's statement."""
+        assert coq.tactic_script(proof)
+        verdict = _check(verifier, "coq", FALSE_COQ, proof)
+        assert verdict.status == "failed", verdict
+
+    def test_an_axiom_only_the_attempt_loads_is_refused(self, verifier, coq_installed, tmp_path):
+        """`Require Import Classical.` and `classic` for a statement over nat: coqc accepts it, and so did the earlier
+        policy (every standard library axiom allowed): allowed by name, the same attempt passes, so nothing else in
+        the check refuses it.  Refused without, naming the axiom and its library."""
+        assert naive_coq(tmp_path, EXCLUDED_MIDDLE, CLASSICAL)
+        refused = _check(verifier, "coq", EXCLUDED_MIDDLE, CLASSICAL)
+        assert refused.status == "failed", refused
+        assert "do not bring: Coq.Logic.Classical_Prop.classic (of Coq.Logic.Classical_Prop)" in refused.detail
+        for names in (["classic"], ["Classical_Prop.classic"], ["Coq.Logic.Classical_Prop.classic"]):
+            allowed = _check(verifier, "coq", EXCLUDED_MIDDLE, CLASSICAL, allowed_axioms=names)
+            assert allowed.status == "passed", (names, allowed)
+        other = _check(verifier, "coq", EXCLUDED_MIDDLE, CLASSICAL, allowed_axioms=["lassic", "functional_extensionality"])
+        assert other.status == "failed" and "Classical_Prop.classic" in other.detail, other
+
+    def test_the_problems_libraries_bring_their_axioms(self, verifier, coq_installed):
+        """A statement over the reals: R's axioms (and classic, which Reals loads) are the problem's, audited or not."""
+        statement = REALS + "Theorem em (x : R) : x = 0 \\/ x <> 0."
+        audited = "Proof. Abort.\nRequire Import Classical.\nTheorem em (x : R) : x = 0 \\/ x <> 0.\nProof. apply classic. Qed."
+        assert not coq.tactic_script(audited)
+        assert _check(verifier, "coq", statement, audited).status == "passed"
+        lra = "Proof. Abort.\nRequire Import Lra.\nTheorem twice (x : R) : x + x = 2 * x.\nProof. lra. Qed."
+        assert _check(verifier, "coq", REALS + "Theorem twice (x : R) : x + x = 2 * x.", lra).status == "passed"
+
+    @pytest.mark.parametrize(
+        ("language", "names", "error"),
+        [("coq", "classic", TypeError), ("coq", ["classic."], ValueError), ("metamath", ["ax-mp"], ValueError)],
+    )
+    def test_allowed_axioms_are_coq_names(self, coq_installed, language, names, error):
+        """allowed_axioms: a list of Coq names, for Coq tasks only."""
+        with pytest.raises(error, match="allowed_axioms"):
+            proofs.task_job({"language": language, "statement": FALSE_COQ, "proof": "", "allowed_axioms": names}, "t")
 
     def test_bad_input_is_never_a_pass(self, verifier, coq_installed):
         """A statement that does not typecheck is an error; a looping proof a timeout; too little memory no pass."""
@@ -491,10 +570,22 @@ class TestTacticScript:
         """Proof., tactics (bullets, braces, qualified names), Qed.: no Print Assumptions needed."""
         assert coq.tactic_script(proof)
 
+    @pytest.mark.parametrize("proof", [p for _, p in LEMMAS] + ["intros. lia. Qed.", "Proof. Abort. Theorem t : True. Qed."])
+    def test_lemmas_and_tactics_skip_it_too(self, proof):
+        """Abort, lemma openings proved by tactics, Proof and Qed: nothing that can add an axiom."""
+        assert coq.tactic_script(proof)
+
     @pytest.mark.parametrize(
         "proof",
-        [p for _, p, _ in COQ_CHEATS.values()]
+        [p for name, (_, p, _) in COQ_CHEATS.items() if name != "weaker restatement"]
         + [
+            CLASSICAL,
+            "Proof. Abort.\nLocal Lemma x : True. Proof. exact I. Qed.",
+            "Proof. Abort.\n#[bypass_check(guard)] Lemma x : False. Proof. exact I. Qed.",
+            "Proof. Abort.\nLemma x : False. Proof using. exact I. Qed.",
+            "Proof. Abort.\nProgram Lemma x : False. Proof. exact I. Qed.",
+            "Proof. Abort.\nAbort All.",
+            "Proof. Abort.\nLemmax : False. Proof. exact I. Qed.",
             "Proof. lia. Qed. Axiom c : False.",  # a command after the proof
             "Proof. - Axiom c : False. Qed.",  # a command after a bullet
             "Proof. { Unset Guard Checking. } Qed.",  # after a brace
@@ -525,15 +616,21 @@ class TestCoqJudge:
     STATEMENT = {"preamble": [], "theorem": "Theorem t : True.", "name": "t", "rest": ": True."}
 
     def _out(self, attempt=(), check=("passatk_chk_00ff is defined",), axioms=("Closed under the global context",),
-             libraries=("Coq.Init.Prelude",), ml=("ltac_plugin.cmxs (using legacy method)",), end=True):  # fmt: skip
+             libraries=("Coq.Init.Prelude",), ml=("ltac_plugin.cmxs (using legacy method)",), end=True,
+             preamble=("Coq.Init.Prelude",), about=()):  # fmt: skip
         m = f"No object of basename passatk_{self.NONCE}_"
-        sections = [("reference", ["passatk_ref_00ff is declared"]), ("attempt", list(attempt)), ("check", list(check))]
+        sections = [("reference", ["passatk_ref_00ff is declared"]), ("preamble", ["Loaded library files: ", *preamble])]
+        sections += [("attempt", list(attempt)), ("check", list(check))]
         sections += [("axioms", list(axioms)), ("libraries", ["Loaded library files: ", *libraries])]
-        sections += [("ml", ["Loaded ML Modules: ", *ml])] + ([("end", [])] if end else [])
+        sections += [("ml", ["Loaded ML Modules: ", *ml]), ("asked", [])]
+        sections += [
+            (f"about{k}", [f"{full.rsplit('.', 1)[-1]} : Prop", f"Expands to: Constant {full}"]) for k, full in enumerate(about)
+        ]
+        sections += [("end", [])] if end else []
         return "\n".join(f"Coq < {m}{name}\n" + "\n".join(lines) for name, lines in sections) + "\n"
 
-    def _judge(self, answers, how="exited"):
-        return coq.judge(self.STATEMENT, self.NONCE, how, answers, ("Coq.",), coq.PLUGINS)
+    def _judge(self, answers, how="exited", allowed_axioms=()):
+        return coq.judge(self.STATEMENT, self.NONCE, how, answers, ("Coq.",), coq.PLUGINS, True, allowed_axioms)
 
     def test_clean(self):
         """The kernel took the proof, no axiom, Coq's own libraries and plugins: passed."""
@@ -541,7 +638,34 @@ class TestCoqJudge:
             pytest.skip(f"no Coq plugins in {coq.PLUGINS}")
         assert self._judge(self._out()) == ("passed", "")
         axioms = ("Axioms:", "ClassicalDedekindReals.sig_forall_dec : forall (P : forall _ : nat, Prop), sumbool", "  (P 0)")
-        assert self._judge(self._out(axioms=axioms)) == ("passed", "")  # the standard library's own
+        reals = ("Coq.Init.Prelude", "Coq.Reals.ClassicalDedekindReals")
+        out = self._out(
+            axioms=axioms, preamble=reals, libraries=reals, about=("Coq.Reals.ClassicalDedekindReals.sig_forall_dec",)
+        )
+        assert self._judge(out) == ("passed", "")  # the axiom of a library the preamble loads
+
+    CLASSIC = ("Axioms:", "Classical_Prop.classic : forall P : Prop, or P (not P)")
+    LOADED = ("Coq.Init.Prelude", "Coq.Logic.Classical_Prop")
+
+    def test_an_axiom_of_a_library_the_preamble_does_not_load(self):
+        """Loaded by the attempt only: refused, named with its library, unless the task allows it by name.  Under a
+        library the preamble loads, a module of the attempt's library (`Coq.Logic.Classical_Prop.M.ax`) counts as the
+        attempt's library, whose name is longer."""
+        if not coq.plugins():
+            pytest.skip(f"no Coq plugins in {coq.PLUGINS}")
+        out = self._out(axioms=self.CLASSIC, libraries=self.LOADED, about=("Coq.Logic.Classical_Prop.classic",))
+        got = self._judge(out)
+        assert got[0] == "failed" and "do not bring: Coq.Logic.Classical_Prop.classic (of Coq.Logic.Classical_Prop)" in got[1]
+        assert self._judge(out, allowed_axioms=("Classical_Prop.classic",)) == ("passed", "")
+        assert self._judge(out, allowed_axioms=("lassic", "Prop.classic.x"))[0] == "failed"
+        nested = self._out(
+            axioms=self.CLASSIC,
+            preamble=("Coq.Init.Prelude", "Coq.Logic"),
+            libraries=(*self.LOADED, "Coq.Logic"),
+            about=("Coq.Logic.Classical_Prop.classic",),
+        )
+        assert self._judge(nested)[0] == "failed"
+        assert self._judge(self._out(axioms=self.CLASSIC, libraries=self.LOADED))[0] == "failed"  # About said nothing
 
     @pytest.mark.parametrize(
         ("kwargs", "status", "detail"),

@@ -8,7 +8,9 @@ A proof task is ``{"language": ..., "statement": ..., "proof": ...}``:
               or Metamath statements that prove it, lemmas first.
 ``coq``       ``statement`` the theorem (``Theorem name binders : type.``), after
               ``Require``/``Import``/``Open Scope`` lines it needs; ``proof`` the
-              script after it (``Proof. ... Qed.``).
+              script after it (``Proof. ... Qed.``); optionally ``allowed_axioms``,
+              the names of axioms the attempt may use beyond those of the
+              libraries the statement loads (``["classic"]``).
 ``lean``      ``statement`` ``import`` and ``open`` lines, then
               ``theorem name binders : type :=``; ``proof`` what follows (``by ...``).
 
@@ -35,6 +37,7 @@ from passatk.execute.languages import SANDBOX_PATH, ToolchainMissing
 __all__ = [
     "DATASET",
     "LANGUAGES",
+    "allowed_axioms",
     "coq_plugins",
     "coq_statement",
     "detect_problem",
@@ -49,7 +52,7 @@ __all__ = [
 
 LANGUAGES = ("metamath", "coq", "lean")
 DATASET = "minif2f-metamath"
-_TASK_KEYS = {"language", "statement", "proof", "timeout", "memory_mb"}
+_TASK_KEYS = {"language", "statement", "proof", "timeout", "memory_mb", "allowed_axioms"}
 
 _LEAN_HELP = (
     f"Lean 4 needs `lake` and `lean` in {SANDBOX_PATH} (not found there; Debian packages neither). Install elan "
@@ -130,14 +133,13 @@ def metamath_statement(statement, where: str = "statement") -> dict:
         raise ValueError(str(exc)) from None
 
 
-_COQ_OPENING = ("Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Example")
 _QUALID = r"[A-Za-z_][\w']*(?:\.[A-Za-z_][\w']*)*"
 _COQ_PREAMBLE = (
     re.compile(rf"(?:From\s+{_QUALID}\s+)?Require(?:\s+(?:Import|Export))?(?:\s+{_QUALID})+\.\Z"),
     re.compile(rf"(?:Import|Export)(?:\s+{_QUALID})+\.\Z"),
     re.compile(r"(?:Local\s+)?Open\s+Scope\s+\w+\.\Z"),
 )
-_COQ_THEOREM = re.compile(rf"({'|'.join(_COQ_OPENING)})\s+([A-Za-z_][\w']*)(\s.*|:.*)\Z", re.S)
+_COQ_THEOREM = re.compile(rf"({'|'.join(coq.OPENINGS)})\s+([A-Za-z_][\w']*)(\s.*|:.*)\Z", re.S)
 
 
 def _coq_sentences(text: str, where: str) -> list[str]:
@@ -213,7 +215,7 @@ def coq_statement(statement, where: str = "statement") -> dict:
     m = _COQ_THEOREM.match(theorem)
     if m is None:
         raise ValueError(
-            f"{where} must end with `Theorem name binders : type.` (or {', '.join(_COQ_OPENING[1:])}); got {theorem[:80]!r}."
+            f"{where} must end with `Theorem name binders : type.` (or {', '.join(coq.OPENINGS[1:])}); got {theorem[:80]!r}."
         )
     return {"preamble": preamble, "theorem": theorem, "name": m.group(2), "rest": m.group(3).strip()}
 
@@ -241,8 +243,33 @@ def lean_statement(statement, where: str = "statement") -> dict:
 # --------------------------------------------------------------------------- #
 # jobs
 # --------------------------------------------------------------------------- #
-def proof_job(language: str, statement, proof, *, where: str = "task") -> dict:
+def allowed_axioms(names, language: str, where: str = "task") -> list[str]:
+    """``names`` checked as a Coq task's ``allowed_axioms``: a list of qualified names (``classic``, ``Coq.Logic.Classical_Prop.classic``).
+
+    A name allows the axiom whose fully qualified name it is or ends (after a
+    period) with.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Not a list of names, or given for a language other than Coq.
+    """
+    if language != "coq":
+        raise ValueError(
+            f"{where}['allowed_axioms'] is for Coq proofs; a {language} attempt may add no axiom (Lean's three are fixed)."
+        )
+    if isinstance(names, str) or not isinstance(names, (list, tuple)):
+        raise TypeError(f"{where}['allowed_axioms'] must be a list of axiom names; got {type(names).__name__}.")
+    bad = [n for n in names if not isinstance(n, str) or not re.fullmatch(_QUALID, n)]
+    if bad:
+        raise ValueError(f"{where}['allowed_axioms'] must hold Coq names (classic, Classical_Prop.classic); got {bad[:3]!r}.")
+    return list(names)
+
+
+def proof_job(language: str, statement, proof, *, where: str = "task", axioms=None) -> dict:
     """The worker job (without its ``key``) that checks ``proof`` against ``statement`` in ``language``.
+
+    ``axioms``: a Coq task's ``allowed_axioms`` (:func:`allowed_axioms`).
 
     Raises
     ------
@@ -254,6 +281,7 @@ def proof_job(language: str, statement, proof, *, where: str = "task") -> dict:
     name = require(language)
     if not isinstance(proof, str):
         raise TypeError(f"{where}['proof'] must be text (the attempt); got {type(proof).__name__}.")
+    allowed = [] if axioms is None else allowed_axioms(axioms, name, where)
     if name == "metamath":
         return {
             "kind": "proof",
@@ -263,7 +291,7 @@ def proof_job(language: str, statement, proof, *, where: str = "task") -> dict:
         }
     if name == "coq":
         job = {"kind": "proof", "language": name, "statement": coq_statement(statement, f"{where}['statement']"), "proof": proof}
-        return {**job, "plugins": coq_plugins()}
+        return {**job, "plugins": coq_plugins(), "allowed_axioms": allowed}
     project = os.path.realpath(os.environ["PASSATK_LEAN_PROJECT"])
     return {
         "kind": "proof",
@@ -275,7 +303,7 @@ def proof_job(language: str, statement, proof, *, where: str = "task") -> dict:
 
 
 def task_job(task: Mapping, where: str) -> dict:
-    """A Verifier task ``{"language", "statement", "proof"}`` (optional ``timeout``, ``memory_mb``) as its job.
+    """A Verifier task ``{"language", "statement", "proof"}`` (optional ``timeout``, ``memory_mb``, ``allowed_axioms``) as its job.
 
     ``timeout`` is the CPU seconds of the checker's work on the attempt (the
     statement's libraries are loaded on top of it).
@@ -286,7 +314,7 @@ def task_job(task: Mapping, where: str) -> dict:
     for key in ("statement", "proof"):
         if not isinstance(task.get(key), str):
             raise TypeError(f"{where}['{key}'] must be a string; got {type(task.get(key)).__name__}.")
-    job = proof_job(task["language"], task["statement"], task["proof"], where=where)
+    job = proof_job(task["language"], task["statement"], task["proof"], where=where, axioms=task.get("allowed_axioms"))
     own = task.get("timeout")
     if own is not None:
         if isinstance(own, bool) or not isinstance(own, (int, float)) or not 0 < own <= 3600:
@@ -312,7 +340,8 @@ def extract_proof(text: str, language: str) -> str:
 # problems files and miniF2F
 # --------------------------------------------------------------------------- #
 def detect_problem(path, lineno: int, rec: Mapping):
-    """A proof problem record (``task_id``, ``language`` metamath/coq/lean, ``statement``) as a Problem, else None."""
+    """A proof problem record (``task_id``, ``language`` metamath/coq/lean, ``statement``, for Coq optionally
+    ``allowed_axioms``) as a Problem, else None."""
     from passatk.execute.tasks import Problem
 
     if str(rec.get("language", "")).lower() not in LANGUAGES or "statement" not in rec:
@@ -323,7 +352,10 @@ def detect_problem(path, lineno: int, rec: Mapping):
     language = str(rec["language"]).lower()
     reader = {"metamath": metamath_statement, "coq": coq_statement, "lean": lean_statement}[language]
     reader(rec["statement"], f"{path}:{lineno}: 'statement'")
-    return Problem(tid, "proof", {"language": language, "statement": rec["statement"]})
+    spec = {"language": language, "statement": rec["statement"]}
+    if rec.get("allowed_axioms") is not None:
+        spec["allowed_axioms"] = allowed_axioms(rec["allowed_axioms"], language, f"{path}:{lineno}")
+    return Problem(tid, "proof", spec)
 
 
 def load_minif2f_metamath(path) -> dict:

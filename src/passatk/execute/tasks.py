@@ -321,7 +321,8 @@ def build_job(
     if problem.kind == "contest":  # a contest problem (passatk.execute.contest): the answer's last code block
         return _contest().completion_job(spec["problem"], completion)
     if problem.kind == "proof":  # a proof attempt (passatk.execute.proofs)
-        return proofs.proof_job(spec["language"], spec["statement"], completion, where=f"task {task_id!r}")
+        where = f"task {task_id!r}"
+        return proofs.proof_job(spec["language"], spec["statement"], completion, where=where, axioms=spec.get("allowed_axioms"))
     if problem.kind == "python":
         # the sample's process: the program as the benchmark assembles it, tests left out;
         # the judge: the trusted prompt or set-up, then the tests

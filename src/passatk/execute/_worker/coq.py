@@ -13,7 +13,8 @@ only the statement's preamble, and reads (:func:`check_script`):
 1. the theorem again under a name of the check's own, ``Admitted``, and its
    type as a definition ``passatk_stmt_<nonce>``: elaborated before anything
    of the attempt is read, so no notation, scope, instance or coercion of the
-   attempt's can change what it means;
+   attempt's can change what it means; then ``Print Libraries``: what the
+   problem's preamble loaded;
 2. ``Module passatk_M_<nonce>``, the attempt (the theorem, then the proof) by
    ``Load`` from a descriptor of its own (a comment or string it leaves open
    ends with the file; a proof left open is an error), ``End``: everything
@@ -23,11 +24,20 @@ only the statement's preamble, and reads (:func:`check_script`):
    ``Definition passatk_chk_<nonce> : passatk_stmt_<nonce> := @passatk_M_<nonce>.<name>``:
    the kernel type-checks the attempt's proof against the reference statement
    (up to conversion: a proof of a convertible statement is a proof of it);
-4. ``Print Assumptions`` of that definition (each axiom must be the standard
-   library's, none ``passatk_…``, and nothing may be assumed guarded,
-   positive or typed in a collapsed hierarchy) unless the proof is a plain
-   script of tactics (:func:`tactic_script`), ``Print Libraries`` (all
-   allowed: ``Coq.``) and ``Print ML Modules`` (Coq's own plugins).
+4. ``Print Assumptions`` of that definition, unless the proof cannot add an
+   axiom (:func:`tactic_script`), ``Print Libraries`` (all allowed:
+   ``Coq.``) and ``Print ML Modules`` (Coq's own plugins);
+5. once the worker has read those answers (:func:`follow_up`), ``About`` each
+   axiom listed: its fully qualified name, hence the library that declares it.
+
+The axiom policy (:func:`judge`): an attempt may use no axiom beyond those
+of the libraries the problem's preamble loads (theirs and those they load in
+turn: ``Reals`` brings R's axioms, ``Classical_Prop.classic`` and functional
+extensionality; ``Arith`` and ``Lia`` bring none), and those the task names
+in ``allowed_axioms``.  An axiom of its own (``passatk_…``), an assumed
+guard, positivity or universe hierarchy, or an axiom of a library only the
+attempt loads (``Require Import Classical.`` for ``classic``) is refused,
+named.
 
 Each answer is framed by ``Locate`` markers carrying a nonce made for this
 check (``No object of basename passatk_<nonce>_<section>``), which only
@@ -42,14 +52,18 @@ __all__ = [
     "ALLOWED_LIBRARIES",
     "ENV",
     "PLUGINS",
+    "OPENINGS",
+    "asked",
     "attempt_file",
     "check_script",
     "first_error",
+    "follow_up",
     "judge",
     "plugins",
     "tactic_script",
 ]
 
+OPENINGS = ("Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Example")  # a theorem's first word
 ALLOWED_LIBRARIES = ("Coq.",)  # logical prefixes of the libraries an attempt may load
 PLUGINS = "/usr/lib/ocaml/coq-core/plugins"  # Debian's Coq plugins (COQCORELIB/plugins), unless the job names them
 # findlib (which Coq asks where its plugins are) reads /etc/ocamlfind.conf, outside the sandbox: its defaults and
@@ -71,23 +85,44 @@ def attempt_file(statement, proof):
 
 _SENTENCE_END = re.compile(r"\.(?=\s|\Z)")
 _STRUCTURE = re.compile(r"[\s{}+*-]*")  # braces and bullets, which Coq reads as sentences of their own
+_OPENING = re.compile(rf"(?:{'|'.join(OPENINGS)})\s+[A-Za-z_][\w']*(?=[\s(:{{@]|\Z)")
+_COMMANDS = ("Proof", "Qed", "Defined", "Abort")
 
 
 def tactic_script(proof):
-    """Whether ``proof`` is ``Proof.``, tactics and ``Qed.`` (or ``Defined.``), read conservatively.
+    """Whether ``proof`` cannot add an axiom: tactics and lemmas proved by tactics only, read conservatively.
+
+    Every sentence (after its bullets and braces) must be one of:
+
+    - a tactic: lowercase first letter (every tactic's name is lowercase, every
+      vernacular command's capitalized);
+    - ``Proof.``, ``Qed.``, ``Defined.`` or ``Abort.``, exactly;
+    - the opening of a theorem (``Lemma``, ``Theorem``, ``Fact``, ``Remark``,
+      ``Corollary``, ``Proposition`` or ``Example``, then a name): an
+      auxiliary lemma, or the theorem stated again after ``Abort``.
 
     Such a script cannot declare an axiom, change the kernel's typing flags
-    or load anything: only vernacular commands do, and their keywords are
-    capitalized where every tactic's name is lowercase.  Then ``Print
-    Assumptions`` (which walks the whole standard library under a ``lia``
-    proof: 0.4 s, against 3 ms for the proof) can tell nothing the kernel's
-    check of the theorem has not, and the check skips it.  Anything this
-    reading is not sure of (a comment, a string, a character that is not
-    ASCII, a period that neither ends a sentence nor joins a qualified name,
-    a sentence that is not a lowercase tactic after its bullets and braces)
-    is not such a script, and gets the full audit.
+    (no attribute: ``#[bypass_check(guard)]`` starts with ``#``), load a
+    library (so no axiom of a library the problem does not load), open a
+    module or declare a notation, instance, hint or tactic: only vernacular
+    commands do, and none is on the list.  A lemma's statement is a term, and
+    a term declares nothing (tactics in it, ``ltac:(…)``, included); it ends
+    in ``Qed``/``Defined``, where the kernel checks its proof and no goal may
+    be left (``admit`` or ``give_up`` then is an error), or never ends (a
+    proof left open is an error).  Coq keeps the order right (a lemma inside
+    an open proof is an error), and a theorem stated again is compared with
+    the problem's by the kernel like any other.  So ``Print Assumptions``
+    (which walks the whole standard library under a ``lia`` proof: 0.4 s,
+    against 3 ms for the proof) could tell nothing the kernel's check of the
+    theorem has not, and the check skips it.  Anything this reading is not
+    sure of (a comment, a string, a character that is not ASCII, a period
+    that neither ends a sentence nor joins a qualified name, any other
+    sentence: ``Admitted``, ``Require``, ``Axiom``, ``Proof using``,
+    ``Time``, ``#[…]``) gets the full audit.
 
     >>> tactic_script("Proof.\\n  intros n. - lia.\\n  - { ring. }\\nQed.")
+    True
+    >>> tactic_script("Abort. Lemma aux (n : nat) : n + 0 = n. Proof. lia. Qed. Theorem t : 1 + 0 = 1. apply aux. Qed.")
     True
     >>> [tactic_script(p) for p in ("Proof. lia. Qed. Axiom c : False.", "Proof. - Axiom c : False. Qed.", "Proof. lia.(**) Qed.")]
     [False, False, False]
@@ -99,18 +134,19 @@ def tactic_script(proof):
         if not (i and (proof[i - 1].isalnum() or proof[i - 1] in "_'") and (proof[i + 1].isalnum() or proof[i + 1] == "_")):
             return False
     *sentences, rest = _SENTENCE_END.split(proof.strip())
-    words = [sentence[_STRUCTURE.match(sentence).end() :].strip() for sentence in sentences]
-    if rest.strip() or len(sentences) < 2 or sentences[0].strip() != "Proof" or words[-1] not in ("Qed", "Defined"):
+    if rest.strip() or not sentences:
         return False
-    return all(not tactic or "a" <= tactic[0] <= "z" for tactic in words[1:-1])
+    words = [sentence[_STRUCTURE.match(sentence).end() :].strip() for sentence in sentences]
+    return all(not w or "a" <= w[0] <= "z" or w in _COMMANDS or _OPENING.match(w) for w in words)
 
 
 def check_script(statement, nonce, audit=True):
     """The check's commands after the preamble (see the module docstring); ``nonce`` names and frames everything.
 
     Without ``audit`` (a :func:`tactic_script`), ``Print Assumptions`` is left out.
+    The commands end with the marker :func:`asked`; :func:`follow_up` makes the rest.
 
-    >>> print(check_script({"name": "t", "rest": ": True."}, "00ff").splitlines()[7])
+    >>> print(check_script({"name": "t", "rest": ": True."}, "00ff").splitlines()[9])
     Load "./Attempt.v".
     """
     ref, module = f"passatk_ref_{nonce}", f"passatk_M_{nonce}"
@@ -125,6 +161,8 @@ def check_script(statement, nonce, audit=True):
             "Admitted.",
             f"Definition passatk_stmt_{nonce} := ltac:(let t := type of {ref} in exact t).",
             "Unset Lia Cache. Unset Nia Cache. Unset Nra Cache.",  # micromega's cache is a file in the working directory
+            mark("preamble"),
+            "Print Libraries.",
             mark("attempt"),
             f"Module {module}.",
             'Load "./Attempt.v".',
@@ -139,10 +177,29 @@ def check_script(statement, nonce, audit=True):
             "Print Libraries.",
             mark("ml"),
             "Print ML Modules.",
-            mark("end"),
+            mark("asked"),
             "",
         ]
     )
+
+
+def asked(nonce):
+    """What coqtop prints once it has answered :func:`check_script`'s commands."""
+    return f"No object of basename passatk_{nonce}_asked".encode()
+
+
+def follow_up(answers, nonce):
+    """The check's last commands, from the answers to :func:`check_script`'s: ``About`` each axiom listed, the end.
+
+    ``About`` resolves a name as ``Print Assumptions`` printed it, in the same
+    context, and says the constant's fully qualified name.
+
+    >>> follow_up("Coq < No object of basename passatk_00ff_axioms\\nAxioms:\\nClassical_Prop.classic : forall P : Prop, or P (not P)", "00ff")
+    'Locate passatk_00ff_about0.\\nAbout Classical_Prop.classic.\\nLocate passatk_00ff_end.\\n'
+    """
+    names, refused = _axioms(_sections(answers, nonce).get("axioms", []))
+    asks = [] if refused else [f"Locate passatk_{nonce}_about{k}.\nAbout {name}.\n" for k, name in enumerate(names)]
+    return "".join(asks) + f"Locate passatk_{nonce}_end.\n"
 
 
 _PROMPT = re.compile(r"^(?:[\w']+ < )+")  # coqtop's prompts ("Coq < ", "<proof name> < ") before an answer
@@ -179,43 +236,71 @@ def _ml_name(line):
     return first.rsplit(".", 1)[-1] + "_plugin"
 
 
-_ENTRY = re.compile(r"([A-Za-z_][\w'.]*) : ")
+_ENTRY = re.compile(r"([A-Za-z_][\w']*(?:\.[A-Za-z_][\w']*)*) : ")
 _FETCHING = "Fetching opaque proofs from disk for "
+_EXPANDS = re.compile(r"Expands to: Constant ([A-Za-z_][\w']*(?:\.[A-Za-z_][\w']*)*)\Z")
 
 
-def _assumptions(lines, nonce):
-    """``(status, detail)`` of ``Print Assumptions``' answer when it refuses the proof, else None.
+def _axioms(lines):
+    """``(names, refusal)``: the axioms ``Print Assumptions`` lists, and ``(status, detail)`` if its answer refuses.
 
     Only two answers are clean: "Closed under the global context", or
-    "Axioms:" and entries ``name : type`` (continued on indented lines) none
-    of which is the check's or the attempt's (``passatk_…``).  Any other line
-    (an assumed guard, positivity or hierarchy, a section variable, an error)
-    refuses it.
+    "Axioms:" and entries ``name : type`` (continued on indented lines).  Any
+    other line (an assumed guard, positivity or hierarchy, a section
+    variable, an error) refuses the proof.
     """
     lines = [ln for ln in lines if not ln.startswith(_FETCHING)]
     if lines == ["Closed under the global context"]:
-        return None
+        return [], None
     if not lines or lines[0] != "Axioms:":
-        return "failed", "Print Assumptions: " + " ".join(" ".join(lines).split())[:300]
-    own = []
+        return [], ("failed", "Print Assumptions: " + " ".join(" ".join(lines).split())[:300])
+    names = []
     for line in lines[1:]:
         if line[:1].isspace():
             continue
         entry = _ENTRY.match(line)
         if entry is None:
-            return "failed", "Print Assumptions: " + line.replace(f"passatk_M_{nonce}.", "")[:300]
-        if "passatk_" in entry.group(1):
-            own.append(entry.group(1).replace(f"passatk_M_{nonce}.", ""))
-    if own:
-        return "failed", f"the proof assumes axioms of its own: {', '.join(own[:5])} (an Axiom, Parameter or Admitted)"
-    return None
+            return [], ("failed", "Print Assumptions: " + line[:300])
+        names.append(entry.group(1))
+    return names, None
 
 
-def judge(statement, nonce, how, answers, allowed=ALLOWED_LIBRARIES, plugin_dir=PLUGINS, audit=True):
+def _foreign_axioms(names, said, before, after, allowed_axioms):
+    """The axioms among ``names`` that the problem's libraries do not bring, nor the task allows: ``[(name, library)]``.
+
+    Each axiom's fully qualified name is ``About``'s answer (section
+    ``about<k>``); its library, the longest loaded one (``after``) it is
+    under; that must be one the preamble loaded (``before``), or the name (or
+    a qualified tail of it) one of ``allowed_axioms``.
+    """
+    foreign = []
+    for k, name in enumerate(names):
+        said_about = [_EXPANDS.match(ln.strip()) for ln in said.get(f"about{k}", [])]
+        full = next((m.group(1) for m in said_about if m), None)
+        if full is None:
+            foreign.append((name, "no library: About did not say where it is declared"))
+            continue
+        if any(full == a or full.endswith("." + a) for a in allowed_axioms):
+            continue
+        library = max((lib for lib in after if full.startswith(lib + ".")), key=len, default=None)
+        if library is None or library not in before:
+            foreign.append((full, library or "a library not loaded"))
+    return foreign
+
+
+def _libraries(lines):
+    """The library files ``Print Libraries`` lists."""
+    return [ln.strip() for ln in lines if ln.strip() != "Loaded library files:"]
+
+
+def judge(statement, nonce, how, answers, allowed=ALLOWED_LIBRARIES, plugin_dir=PLUGINS, audit=True, allowed_axioms=()):
     """``(status, detail)`` of a check from how it ended and coqtop's answers (:meth:`.coqwarm.WarmCoq.check`).
 
+    ``allowed``: the logical prefixes of the libraries an attempt may load;
     ``plugin_dir`` is Coq's plugin folder, whose ``.cmxs`` files are the ML
-    modules allowed; ``audit``: whether the check printed its assumptions.
+    modules allowed; ``audit``: whether the check printed its assumptions;
+    ``allowed_axioms``: axioms the task allows beyond its preamble's, by name
+    (``classic``, ``Classical_Prop.classic`` or ``Coq.Logic.Classical_Prop.classic``).
 
     >>> judge({"name": "t"}, "00ff", "statement", "Error: Cannot find a physical path bound to logical path X.")[0]
     'error'
@@ -242,10 +327,13 @@ def judge(statement, nonce, how, answers, allowed=ALLOWED_LIBRARIES, plugin_dir=
         why = first_error("\n".join(said["check"])).replace(f"passatk_M_{nonce}.", "")
         why = why.replace(f'"passatk_stmt_{nonce}"', "the problem's statement")
         return "failed", f"the proof's {statement['name']} is not the problem's statement: {why}"
-    refused = _assumptions(said.get("axioms", []), nonce) if audit else None
+    names, refused = _axioms(said.get("axioms", [])) if audit else ([], None)
     if refused is not None:
-        return refused
-    libraries = [ln.strip() for ln in said.get("libraries", []) if ln.strip() != "Loaded library files:"]
+        return refused[0], refused[1].replace(f"passatk_M_{nonce}.", "")
+    own = [name.replace(f"passatk_M_{nonce}.", "") for name in names if "passatk_" in name]
+    if own:
+        return "failed", f"the proof assumes axioms of its own: {', '.join(own[:5])} (an Axiom, Parameter or Admitted)"
+    libraries = _libraries(said.get("libraries", []))
     stray = [lib for lib in libraries if not lib.startswith(tuple(allowed))]
     if not libraries or stray:
         return "failed", f"the proof loads libraries outside the allowed ones ({', '.join(allowed)}): {', '.join(stray[:5])}"
@@ -256,6 +344,13 @@ def judge(statement, nonce, how, answers, allowed=ALLOWED_LIBRARIES, plugin_dir=
     foreign = [m for m in modules if m not in known]
     if foreign:
         return "failed", f"the proof loads ML modules that are not Coq's own plugins: {', '.join(foreign[:5])}"
+    foreign = _foreign_axioms(names, said, set(_libraries(said.get("preamble", []))), libraries, allowed_axioms)
+    if foreign:
+        named = "; ".join(f"{name} (of {library})" for name, library in foreign[:5])
+        return "failed", (
+            f"the proof uses axioms that the problem's libraries do not bring: {named}; "
+            "a task that accepts them names them in allowed_axioms"
+        )
     return "passed", ""
 
 

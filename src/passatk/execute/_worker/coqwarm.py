@@ -17,7 +17,9 @@ process that forks the next attempt's child.  Everything runs in the
 zygote's sandbox, as every sample does.
 
 The worker holds the control sockets and the pipes of each child: it writes
-the check's commands, reads the answers and decides (:func:`.coq.judge`).
+the check's commands, reads the answers, writes the last commands, which ask
+about what the answers named (:func:`.coq.follow_up`), and decides
+(:func:`.coq.judge`).
 """
 
 import json
@@ -64,6 +66,16 @@ def _read_until(fd, marker, deadline, limit=OUTPUT_LIMIT):
         if not chunk:
             return bytes(buf), "eof"
         buf += chunk
+
+
+def _send(sock, text, last=False):
+    """Send commands to a check's child (``last``: then the end of its input); a child that ended already is not an error."""
+    try:
+        sock.sendall(text.encode("utf-8", "surrogatepass"))
+        if last:
+            sock.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass  # the child ended already: its answers say why
 
 
 class WarmCoq:
@@ -222,15 +234,16 @@ class WarmCoq:
             for fd in (attempt, out_w):
                 os.close(fd)
             theirs.close()
+        deadline = start + wall_limit(self.cfg, cpu) + 1.0
         try:
-            try:
-                commands.sendall(coq.check_script(statement, nonce, audit).encode("utf-8", "surrogatepass"))
-                commands.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass  # the child ended already: its answers say why
-            commands.close()
-            said, how = _read_until(out_r, None, start + wall_limit(self.cfg, cpu) + 1.0)
+            _send(commands, coq.check_script(statement, nonce, audit))
+            said, how = _read_until(out_r, coq.asked(nonce), deadline)
+            if how == "marker":  # the last commands ask about what the answers named
+                _send(commands, coq.follow_up(said.decode("utf-8", "replace"), nonce), last=True)
+                more, how = _read_until(out_r, None, deadline, OUTPUT_LIMIT - len(said))
+                said += more
         finally:
+            commands.close()
             os.close(out_r)
         try:
             status, used = server.done(pid)

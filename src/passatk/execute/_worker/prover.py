@@ -5,7 +5,8 @@ The job (made by :mod:`passatk.execute.proofs`)::
     {"kind": "proof", "language": "metamath", "problem": {"label": ..., "block": [tokens] or None},
      "proof": attempt text, "database": path of set.mm (optional)}
     {"kind": "proof", "language": "coq", "statement": {"preamble": [...], "theorem": ..., "name": ..., "rest": ...},
-     "proof": attempt text, "plugins": Coq's plugin folder (optional), "allowed": library prefixes (optional)}
+     "proof": attempt text, "plugins": Coq's plugin folder (optional), "allowed": library prefixes (optional),
+     "allowed_axioms": axioms allowed beyond the preamble's libraries' (optional)}
     {"kind": "proof", "language": "lean", "statement": {...}, "proof": attempt text, "project": a Lake project}
 
 Who holds what.  The worker holds the job; it audits what it can from data
@@ -84,7 +85,8 @@ def _coq(job, cfg, zyg):
             if tries == 2:
                 return ("error", str(exc)), 0.0, 0.0, None
     allowed, plugin_dir = job.get("allowed") or coq.ALLOWED_LIBRARIES, job.get("plugins") or coq.PLUGINS
-    return coq.judge(job["statement"], nonce, how, answers, allowed, plugin_dir, audit), cpu, wall, None
+    verdict = coq.judge(job["statement"], nonce, how, answers, allowed, plugin_dir, audit, job.get("allowed_axioms") or ())
+    return verdict, cpu, wall, None
 
 
 def _lean(job, cfg, zyg):
