@@ -3,15 +3,11 @@
 A *job* is the plain dict a worker runs (see :mod:`passatk.execute._worker.kinds`).
 A *task* is what a door is given, in one of three forms:
 
-the Verifier's (:class:`Task`, or its dict form; ``passatk.Verifier``, ``POST /verify``, ``/run_code``, veRL, TRL)::
+the Verifier's, a :class:`Task` or its dict form (``passatk.Verifier``, ``POST /verify``,
+``/run_code``, veRL, TRL; the forms are listed in :mod:`passatk.execute.verifier`)::
 
-    {"source": program, "tests": "assert f(1) == 2"}                 # test code (HumanEval/MBPP style)
-    {"source": program, "tests": [...], "entry_point": "f"}          # a list: separate cases
-    {"source": program, "stdio": [[stdin, expected_stdout], ...]}
-    {"source": program, "call": {"fn_name": "f", "cases": [[args, expected], ...]}}
-    {"source": program, "input_output": {"inputs": [...], "outputs": [...], "fn_name": "f"}}   # APPS / veRL
-    {"source": program, "run": {"stdin": "1 2"}}       # no tests: Verdict.output has stdout, stderr, return_code
-    {"language": "cpp", "source": program, "tests": "int main() { assert(f(1) == 2); }"}
+    {"source": program, "tests": "assert f(1) == 2"}
+    {"language": "cpp", "source": program, "run": {"stdin": "1 2"}}
 
 a proof attempt (:mod:`passatk.execute.proofs`)::
 
@@ -133,7 +129,7 @@ class Task:
 
 
 # --------------------------------------------------------------------------- #
-# tasks -> jobs
+# the Verifier's form and proof attempts
 # --------------------------------------------------------------------------- #
 def _task_iv(task, i) -> dict:
     """The task as a checked dict: exactly one kind of tests, known keys, a string source."""

@@ -7,7 +7,9 @@ sandboxed workers (:class:`~passatk.execute.pool.LocalPool`, the same jobs and
 verdicts as ``evaluate``) alive across calls, fed by one dispatcher thread.
 
 Tasks are plain dicts (or :class:`~passatk.execute.jobs.Task`), turned into
-worker jobs by :func:`passatk.execute.jobs.job_of` as at every other door::
+worker jobs by :func:`passatk.execute.jobs.job_of` as at every other door (a
+sample of a loaded problem, ``{"problem": problem, "completion": text}``, runs
+as ``evaluate`` runs it)::
 
     {"source": program, "tests": "assert f(1) == 2"}                 # test code (HumanEval/MBPP style)
     {"source": program, "tests": [...], "entry_point": "f"}          # a list: separate cases
