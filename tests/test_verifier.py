@@ -14,7 +14,7 @@ import pytest
 from language_programs import ADD_STDIN, PROGRAMS, need
 from passatk import Verifier
 from passatk.execute import SandboxError, Task, Verdict, evaluate, languages, load_problems, shared_verifier
-from passatk.execute.verifier import task_job
+from passatk.execute.jobs import job_of
 
 pytestmark = pytest.mark.sandbox
 
@@ -403,7 +403,7 @@ class TestOtherLanguages:
         """Where the compiler is not installed, the task is an error naming the package to install."""
         monkeypatch.setattr(languages, "SANDBOX_PATH", str(tmp_path))  # a machine with nothing on its PATH
         with pytest.raises(languages.ToolchainMissing, match="apt-get install g\\+\\+"):
-            task_job({"language": "cpp", "source": PROGRAMS["cpp"]["right"], "tests": PROGRAMS["cpp"]["tests"]})
+            job_of({"language": "cpp", "source": PROGRAMS["cpp"]["right"], "tests": PROGRAMS["cpp"]["tests"]})
 
 
 @pytest.mark.parametrize(
@@ -435,7 +435,7 @@ class TestOtherLanguages:
 def test_bad_tasks(task, error, message):
     """A malformed task is an error naming it, raised before anything runs."""
     with pytest.raises(error, match=message):
-        task_job(task)
+        job_of(task)
 
 
 def test_bad_options():

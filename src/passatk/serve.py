@@ -62,8 +62,9 @@ from dataclasses import dataclass
 
 from passatk import _json
 from passatk.execute import languages
+from passatk.execute.jobs import job_of
 from passatk.execute.sandbox import SandboxError
-from passatk.execute.verifier import Verifier, _clamp_limits, task_job
+from passatk.execute.verifier import Verifier
 
 __all__ = ["SANDBOXFUSION_LANGUAGES", "ServeOptions", "check_bind", "create_app", "serve"]
 
@@ -343,7 +344,7 @@ def _run_code_task(body, opts: ServeOptions) -> dict:
     if memory is not None:
         task["memory_mb"] = memory
     try:  # the paths and the base64, checked as the Verifier checks them
-        task_job(_clamp_limits(task, max_timeout=opts.max_timeout, max_memory_mb=opts.memory_mb)[0])
+        job_of(task, max_timeout=opts.max_timeout, max_memory_mb=opts.memory_mb)
     except (ValueError, TypeError) as exc:
         field = "fetch_files" if "['fetch_files']" in str(exc) else "files" if "['files']" in str(exc) else None
         raise _HTTPError(422, str(exc).replace("tasks[0]['run']", "the request"), field) from None

@@ -18,7 +18,7 @@
    by that input.  One that times out (these jobs have a CPU limit of at most
    one second) or crashes on loading is neither.
 3. *Survivors.*  Each broken mutant runs against the problem's own tests,
-   as the executor runs a model's sample (:func:`passatk.execute.build_job`);
+   as the executor runs a model's sample (:func:`passatk.execute.jobs.job_of`);
    one that passes is a *survivor*.
 """
 
@@ -36,9 +36,10 @@ from passatk.audit._inputs import fresh_inputs, fresh_stdin
 from passatk.audit._mutate import mutants as make_mutants
 from passatk.audit._mutate import stable_rng, unified_diff
 from passatk.audit._problems import AuditProblem
+from passatk.execute.jobs import job_key, job_of
 from passatk.execute.pool import LocalPool
 from passatk.execute.sandbox import Limits
-from passatk.execute.tasks import Problem, build_job, job_key
+from passatk.execute.tasks import Problem
 
 __all__ = ["audit_problems"]
 
@@ -104,7 +105,7 @@ class _Runner:
 def _own_job(ap: AuditProblem, program: str, tests: str) -> dict:
     """A ``python`` job: ``program`` as the sample, the audit's ``tests`` (with the codec) in the judge."""
     spec = {"head": "", "tail": "", "tests": _CODEC + tests, "remote": ap.remote}
-    return build_job(Problem(ap.task_id, "python", spec), ap.task_id, program)
+    return job_of({"problem": Problem(ap.task_id, "python", spec), "completion": program})
 
 
 def _answers_job(ap: AuditProblem, program: str, inputs: list, offset: int) -> dict:
@@ -222,7 +223,9 @@ def audit_problems(
     # stage 1: the reference's answers, and the reference against its own tests
     requests = {ap.task_id: (ap, ap.program(tree), inputs) for ap, tree, inputs, _, _ in work}
     answers = _fetch_answers(runner, requests)
-    own = judge.run("reference", {ap.task_id: build_job(ap.problem, ap.task_id, ap.completion(tree)) for ap, tree, *_ in work})
+    own = judge.run(
+        "reference", {ap.task_id: job_of({"problem": ap.problem, "completion": ap.completion(tree)}) for ap, tree, *_ in work}
+    )
     retry = {}
     for ap, tree, inputs, *_ in work:
         if answers[ap.task_id] is None and len(inputs) > 1:
@@ -276,7 +279,7 @@ def audit_problems(
             elif m_ is not None:
                 outcome[(tid, j)] = "broken"
                 exposed[(tid, j)] = (int(m_[1]), m_[2], m_[3])
-                tests_jobs[(tid, j)] = build_job(ap.problem, tid, ap.completion(m.tree))
+                tests_jobs[(tid, j)] = job_of({"problem": ap.problem, "completion": ap.completion(m.tree)})
             else:
                 outcome[(tid, j)] = "timeout" if v.status == "timeout" else "error"
     verdicts = judge.run("survivors", tests_jobs) if tests_jobs else {}

