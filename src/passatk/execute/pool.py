@@ -20,6 +20,7 @@ follows the same protocol with Ray actors.
 
 from __future__ import annotations
 
+import itertools
 import os
 import queue
 import selectors
@@ -105,8 +106,12 @@ def drain(pool: Pool, jobs: Iterable[dict], on_verdict: Callable[[Verdict], None
     Verdicts are handed out in the order they come, in this thread; the
     first future that fails raises its exception here.
     """
-    answered: queue.SimpleQueue[Future] = queue.SimpleQueue()
     jobs = iter(jobs)
+    first = next(jobs, None)
+    if first is None:
+        return  # (nothing started)
+    jobs = itertools.chain([first], jobs)
+    answered: queue.SimpleQueue[Future] = queue.SimpleQueue()
     waiting, more = 0, True
     while True:
         while more and waiting < pool.capacity:

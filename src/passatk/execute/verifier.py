@@ -39,6 +39,7 @@ import asyncio
 import atexit
 import base64
 import binascii
+import contextlib
 import functools
 import json
 import math
@@ -579,6 +580,7 @@ class Verifier:
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._plan: Sandbox | None = sandbox if isinstance(sandbox, Sandbox) else None
+        self._ray: contextlib.ExitStack | None = None  # Ray, connected for the Verifier's life (backend="ray")
         self._closed = False
         _LIVE.add(self)
 
@@ -628,8 +630,11 @@ class Verifier:
     def _new_pool(self, limits: Limits, *, idle_after: float | None) -> Pool:
         """A pool of the Verifier's backend, kept warm; one job per worker at a time (none waits behind a loop)."""
         if self.backend == "ray":
-            from passatk.execute.ray_backend import RayPool
+            from passatk.execute.ray_backend import RayPool, ray_session
 
+            if self._ray is None:  # connected once for every pool: a pool let go leaves Ray to the others
+                self._ray = contextlib.ExitStack()
+                self._ray.enter_context(ray_session(self.address))
             return RayPool(
                 self._plan_locked(), limits, self.workers, address=self.address, batch=1, keep_warm=True, idle_after=idle_after
             )
@@ -742,8 +747,11 @@ class Verifier:
                 return
             self._closed = True
             pools, self._pools = list(self._pools.values()), {}
+            session, self._ray = self._ray, None
         for pool in pools:
             pool.close()
+        if session is not None:
+            session.close()
 
     @property
     def closed(self) -> bool:
