@@ -4,7 +4,10 @@
 trainer scores a batch of rollouts every step, from a training loop, a thread
 pool or an event loop, for days: the :class:`Verifier` keeps the same warm,
 sandboxed workers (:class:`~passatk.execute.pool.LocalPool`, the same jobs and
-verdicts as ``evaluate``) alive across calls, fed by one dispatcher thread.
+verdicts as ``evaluate``) alive across calls; it is a client of its pools like
+any other (``submit`` and ``close``), and with ``backend="ray"`` the same code
+runs the rewards on Ray actors across a cluster
+(:class:`~passatk.execute.ray_backend.RayPool`).
 
 Tasks are plain dicts (or :class:`Task`)::
 
