@@ -295,6 +295,7 @@ class LocalPool(Pool):
         self._idle_since: float = time.monotonic()
         self._thread: threading.Thread | None = None
         self._wake_r = self._wake_w = -1
+        self._woken = False  # a wake-up written and not yet read
         self._sel = selectors.DefaultSelector()
         self._workers: dict[int, SandboxedWorker] = {}
         self._attempts: dict[str, int] = {}
@@ -372,7 +373,8 @@ class LocalPool(Pool):
 
     def _wake_locked(self) -> None:
         """Wake the dispatcher (the lock held: its descriptor is closed under the lock)."""
-        if self._wake_w >= 0:
+        if self._wake_w >= 0 and not self._woken:  # one wake-up per round of the dispatcher
+            self._woken = True
             try:
                 os.write(self._wake_w, b".")
             except BlockingIOError:
@@ -438,6 +440,7 @@ class LocalPool(Pool):
         except BlockingIOError:
             pass
         with self._lock:
+            self._woken = False
             jobs, self._inbox = self._inbox, []
             starts, self._starts = self._starts, []
             if self._closed:
