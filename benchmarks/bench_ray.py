@@ -12,7 +12,7 @@ Three measurements, the backends interleaved so that both see the same load:
 
 1. Steady-state samples/s: the median over repeats of
    N / (t(N samples) - t(8 samples)), which removes each backend's start-up.
-2. Ray's transport alone: the Ray driver loop of :class:`RayPool` feeding actors
+2. Ray's transport alone: the dispatcher of :class:`RayPool` feeding actors
    that return a verdict for each job without running it.  Its samples/s is
    the most one driver can dispatch, and ``1 / that`` the Ray cost per sample.
 3. The implied scaling: k machines like this one run about k times the local
@@ -29,12 +29,15 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
-from passatk.execute import Limits, evaluate, job_key, job_of, load_problems, plan_sandbox
+from passatk.execute import Limits, evaluate, job_key, job_of, load_problems, plan_sandbox, ray_backend
+from passatk.execute._worker.verdict import Verdict
 from passatk.execute.ray_backend import RayPool, ray_session
 from passatk.execute.tasks import humaneval_path
 
@@ -62,27 +65,34 @@ def _evaluate_seconds(samples: list[dict], backend: str, workers: int, out: Path
 class _Echo:
     """A stand-in actor: a verdict per job, nothing executed (Ray's transport and the driver loop only)."""
 
-    def run(self, jobs: list[dict]) -> list[dict]:
-        return [{"key": j["key"], "status": "passed", "detail": "", "cpu": 0.0, "wall": 0.0} for j in jobs]
+    def __init__(self, mode, binds, limits):
+        self.plan = plan_sandbox(mode, tuple(binds), quiet=True)
+
+    def info(self):
+        return os.getpid(), self.plan
+
+    def run(self, jobs: list[dict]) -> list[Verdict]:
+        return [Verdict(j["key"], "passed", "") for j in jobs]
+
+    def close(self) -> None:
+        pass
 
 
 def _dispatch_rate(ray, samples: list[dict], workers: int) -> tuple[float, float]:
-    """Samples/s and driver CPU seconds per sample of RayPool's loop over echo actors."""
+    """Samples/s and driver CPU seconds per sample of RayPool's dispatcher over echo actors (actors started first)."""
     limits, problems = Limits(), load_problems(None, dataset="humaneval")
     jobs = []
     for s in samples:
         job = job_of({"problem": problems[s["task_id"]], "completion": s["completion"]})
         jobs.append({**job, "key": job_key(job, limits)})
-    pool = RayPool(plan_sandbox("auto", quiet=True), limits, workers)
-    actors = [ray.remote(num_cpus=1)(_Echo).remote() for _ in range(workers)]
-    ray.get([a.run.remote([]) for a in actors])
     got = []
-    wall, cpu = time.perf_counter(), time.process_time()
-    pool._drive(ray, actors, jobs, got.append)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    with mock.patch.object(ray_backend, "_SandboxActor", _Echo):
+        pool = RayPool(plan_sandbox("auto", quiet=True), limits, workers)
+        pool.start()
+        wall, cpu = time.perf_counter(), time.process_time()
+        pool.run(jobs, got.append)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     assert len(got) == len(jobs)
-    for actor in actors:
-        ray.kill(actor)
     return len(jobs) / wall, cpu / len(jobs)
 
 

@@ -7,11 +7,22 @@ import os
 import selectors
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from passatk.execute import FifoScheduler, Journal, Limits, SandboxedWorker, Verdict, job_key, job_of, plan_sandbox
+from passatk.execute import (
+    FifoScheduler,
+    Journal,
+    Limits,
+    SandboxedWorker,
+    SandboxError,
+    Verdict,
+    job_key,
+    job_of,
+    plan_sandbox,
+)
 from passatk.execute._worker import supervise
 
 
@@ -349,6 +360,64 @@ class TestWarmPool:
         with pytest.raises(KeyError):
             pool.run([{"key": "a", "kind": "python", "source": "pass\n"}], on_verdict)
         assert worker.proc.poll() is not None and not pool._workers
+
+
+@pytest.mark.sandbox
+class TestPoolProtocol:
+    def _job(self, key, ok=True):
+        return {"key": key, "kind": "python", "source": f"assert {ok!r}\n"}
+
+    def test_both_pools_follow_the_protocol(self):
+        """LocalPool and RayPool are Pools: submit, close, run, the context manager, capacity, keep_warm, limits."""
+        from passatk.execute import LocalPool, RayPool
+        from passatk.execute.pool import Pool
+
+        for cls in (LocalPool, RayPool):
+            assert Pool in cls.__mro__
+            assert all(callable(getattr(cls, name)) for name in ("submit", "close", "run", "__enter__", "__exit__"))
+        pool = LocalPool(plan_sandbox("auto", quiet=True), Limits(timeout=1), workers=2, batch=3)
+        assert (pool.capacity, pool.keep_warm) == (6, False)
+
+    def test_submit_from_many_threads_a_future_each(self):
+        """Jobs submitted from four threads at once: each future gets its own job's verdict."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from passatk.execute import LocalPool
+
+        with LocalPool(plan_sandbox("auto", quiet=True), Limits(timeout=1), workers=2) as pool:
+            jobs = [self._job(str(i), ok=i % 2 == 0) for i in range(24)]
+            with ThreadPoolExecutor(4) as callers:
+                futures = list(callers.map(pool.submit, jobs))
+            verdicts = [f.result(timeout=60) for f in futures]
+        assert [v.key for v in verdicts] == [j["key"] for j in jobs]
+        assert [v.status for v in verdicts] == ["passed", "failed"] * 12
+
+    def test_a_key_waiting_twice_is_refused_and_a_closed_pool_takes_nothing(self):
+        """A second job with a waiting job's key is a ValueError; after close, submit raises SandboxError."""
+        from passatk.execute import LocalPool
+
+        pool = LocalPool(plan_sandbox("auto", quiet=True), Limits(timeout=1), workers=1)
+        first = pool.submit({"key": "a", "kind": "python", "source": "import time\ntime.sleep(0.5)\n"})
+        with pytest.raises(ValueError, match="key 'a' is waiting in this pool already"):
+            pool.submit(self._job("a"))
+        assert first.result(timeout=60).status == "passed"
+        assert pool.submit(self._job("a")).result(timeout=60).status == "passed"  # answered: the key is free again
+        pool.close()
+        with pytest.raises(SandboxError, match="closed"):
+            pool.submit(self._job("b"))
+
+    def test_idle_workers_stop_and_start_again(self):
+        """idle_after: a pool with nothing to do stops its workers; the next job starts them again."""
+        from passatk.execute import LocalPool
+
+        with LocalPool(plan_sandbox("auto", quiet=True), Limits(timeout=1), workers=1, idle_after=0.3) as pool:
+            assert pool.submit(self._job("a")).result(timeout=60).passed
+            (worker,) = pool._workers.values()
+            deadline = time.monotonic() + 10
+            while worker.proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert worker.proc.poll() is not None and not pool._workers
+            assert pool.submit(self._job("b")).result(timeout=60).passed
 
 
 @pytest.mark.sandbox

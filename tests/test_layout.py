@@ -223,13 +223,12 @@ class TestOneNamePerIdea:
         """No module reads or writes another object's underscore attributes, except where the reason is stated.
 
         The weaker design's ``SandboxedWorker`` read ``sandbox._cgroup_parent`` (now the documented field
-        ``cgroup_parent``).  Still pending: the Verifier's reaches into ``LocalPool`` (``_emit``, ``_sel``,
-        ``_workers``, ``_top_up``; issue 33 point 2 gives the pool a ``submit`` protocol).  By design: the
+        ``cgroup_parent``), and the Verifier drove its ``LocalPool`` through ``_emit``, ``_sel``, ``_workers`` and
+        ``_top_up`` (now every client uses the pool protocol: ``submit``, ``run``, ``close``).  By design: the
         judge's ``Remote`` proxies keep their reference in ``_id``/``_type`` because every public attribute
         name belongs to the sample's object they stand for.
         """
         allowed = {
-            "passatk/execute/verifier.py": {"_emit", "_sel", "_workers", "_top_up"},
             "passatk/execute/_worker/encoding.py": {"_id", "_type"},
             "passatk/execute/_worker/judge.py": {"_id"},
         }

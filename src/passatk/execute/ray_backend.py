@@ -1,26 +1,31 @@
 """Past one machine: the same warm sandboxed workers, as Ray actors.
 
-:class:`RayPool` is a drop-in for :class:`~passatk.execute.pool.LocalPool`:
-``run(jobs, on_verdict)`` evaluates the jobs and calls ``on_verdict`` once per
+:class:`RayPool` follows the :class:`~passatk.execute.pool.Pool` protocol, as
+:class:`~passatk.execute.pool.LocalPool` does: ``submit(job)`` gives a future
+of the job's verdict, ``run(jobs, on_verdict)`` calls ``on_verdict`` once per
 job, so :func:`~passatk.execute.runner.evaluate` keeps its journal, its
-deduplication and its results file unchanged (``backend="ray"``).
+deduplication and its results file unchanged (``backend="ray"``), and the
+:class:`~passatk.execute.verifier.Verifier` runs its rewards across a cluster
+through the same code (``Verifier(backend="ray")``).
 
 Each actor owns one warm worker under the sandbox plan of the driver and runs
 whole batches in it through a one-worker ``LocalPool`` kept warm between batches: the verdicts, and what
 happens when a program kills its worker, come from the very code the local
 backend runs. Nothing is executed outside the sandbox.
 
-Faults. An actor that dies (its process killed, its node lost) is restarted by
-Ray, with a fresh sandbox, and the batch it held is run again there
-(``max_restarts`` / ``max_task_retries``). A batch's verdicts reach the driver
-only as the return value of the call that completed, so a batch cut short
-gives nothing and its rerun gives each verdict once. If the driver itself
-dies, the journal of :func:`evaluate` holds every verdict it had received.
+Faults. An actor that dies (its process killed, its node lost) has every batch
+it held run again on another actor, up to ``max_retries`` times per batch, and a
+new actor is started in its place (it joins once its sandbox is ready, wherever
+the cluster has room). A batch's verdicts reach the driver only as the return
+value of the call that completed, so a batch cut short gives nothing and its
+rerun gives each verdict once. If the driver itself dies, the journal of
+:func:`evaluate` holds every verdict it had received.
 
-Back-pressure. Jobs are pulled from their iterable only when a batch can be
-submitted, and at most ``max_in_flight`` batches are outstanding, so the
-number of Ray futures (and of jobs held by the driver for Ray) stays bounded
-however many samples there are.
+Back-pressure. At most ``max_in_flight`` batches are out on the actors at once;
+:meth:`RayPool.run` submits at most ``batch * max_in_flight`` jobs not yet
+answered, pulling them from their iterable only then, so the number of Ray
+futures (and of jobs held by the driver for Ray) stays bounded however many
+samples there are.
 
 Install with ``pip install -e '.[ray]'`` in passatk's clone (or ``pip install ray``); every node of a cluster needs
 passatk (and bubblewrap, when the driver's plan uses it) installed.
@@ -29,14 +34,17 @@ passatk (and bubblewrap, when the driver's plan uses it) installed.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import sys
+import threading
+import time
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 
 from passatk.execute._worker.verdict import Verdict
-from passatk.execute.pool import LocalPool
+from passatk.execute.pool import LocalPool, Pool
 from passatk.execute.sandbox import Limits, Sandbox, SandboxError, SandboxWarning, plan_sandbox
 
 __all__ = ["RayPool", "ray_session"]
@@ -142,12 +150,6 @@ class _SandboxActor:
         self.pool.close()
 
 
-def _batches(jobs: Iterable[dict], size: int) -> Iterator[list[dict]]:
-    """Consecutive lists of ``size`` jobs (the last may be shorter), pulled lazily."""
-    it = iter(jobs)
-    return iter(lambda: list(itertools.islice(it, size)), [])
-
-
 def _count_iv(name: str, value, floor: int) -> int:
     """``value`` if it is an integer >= ``floor``; else a TypeError or ValueError naming it."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -157,8 +159,12 @@ def _count_iv(name: str, value, floor: int) -> int:
     return value
 
 
-class RayPool:
+class RayPool(Pool):
     """Warm sandboxed workers as Ray actors, fed batch by batch with bounded in-flight work.
+
+    Actors start with the first job (or :meth:`start`), in the calling thread,
+    and stay until :meth:`close`; one dispatcher thread sends the jobs waiting
+    to the least loaded actor in batches and hands the verdicts to their futures.
 
     Parameters
     ----------
@@ -169,25 +175,30 @@ class RayPool:
         Actors, one warm sandbox and one CPU each. Default: the CPUs of the cluster.
     address : str, optional
         Ray cluster to use; default: Ray as already initialised in this process,
-        else a local cluster started for the run (see :func:`ray_session`).
+        else a local cluster started for the pool (see :func:`ray_session`).
     batch : int, default 16
-        Jobs per actor call: large enough to amortise Ray's per-call cost, small
-        enough that a lost actor redoes little.
+        Jobs per actor call at most: large enough to amortise Ray's per-call cost, small
+        enough that a lost actor redoes little.  Fewer go when an actor has nothing to do.
     max_in_flight : int, optional
         Batches submitted and not yet collected, at most. Default: twice the
         actors, so every actor has its next batch queued while it runs one.
     max_retries : int, default 3
-        Restarts of a dead actor and reruns of the batch it held.
+        Reruns of a batch whose actor died (each on another actor).
     start_timeout : float, default 300
         Seconds to wait for every actor to have its sandbox ready (a cluster
         without ``workers`` free CPUs would otherwise wait for ever).
+    keep_warm : bool, default False
+        Keep the actors after :meth:`run` returns; without it ``run`` closes the pool.
+    idle_after : float, optional
+        Stop the actors once the pool has had nothing to do for this many
+        seconds (they start again with the next job).  Default: never.
 
     Attributes
     ----------
     pids : list of int
-        Process ids of the actors as started (for diagnostics and tests).
+        Process ids of the actors as started, replacements included (for diagnostics and tests).
     peak_in_flight : int
-        The most batches outstanding at once during the last :meth:`run`.
+        The most batches outstanding at once.
 
     Examples
     --------
@@ -196,10 +207,9 @@ class RayPool:
 
     >>> from passatk.execute import Limits, RayPool, plan_sandbox
     >>> jobs = [{"key": "a", "kind": "python", "source": "assert 1 + 1 == 2"}]
-    >>> verdicts = []
-    >>> RayPool(plan_sandbox(quiet=True), Limits(), workers=1).run(jobs, verdicts.append)  # doctest: +SKIP
-    >>> [v.status for v in verdicts]  # doctest: +SKIP
-    ['passed']
+    >>> with RayPool(plan_sandbox(quiet=True), Limits(), workers=1) as pool:  # doctest: +SKIP
+    ...     pool.submit(jobs[0]).result().status
+    'passed'
     """
 
     def __init__(
@@ -213,6 +223,8 @@ class RayPool:
         max_in_flight: int | None = None,
         max_retries: int = 3,
         start_timeout: float = 300.0,
+        keep_warm: bool = False,
+        idle_after: float | None = None,
     ):
         self.sandbox, self.limits, self.address = sandbox, limits, address
         if isinstance(workers, bool) or not (workers is None or (isinstance(workers, int) and workers >= 1)):
@@ -224,11 +236,87 @@ class RayPool:
         if isinstance(start_timeout, bool) or not isinstance(start_timeout, (int, float)) or not start_timeout > 0:
             raise ValueError(f"`start_timeout` must be a positive number of seconds; got start_timeout={start_timeout!r}.")
         self.start_timeout = float(start_timeout)
+        self.keep_warm, self.idle_after = keep_warm, idle_after
         self.pids: list[int] = []
         self.peak_in_flight = 0
+        self._cv = threading.Condition()
+        self._session: contextlib.ExitStack | None = None  # Ray, connected while the pool lasts
+        self._ray = None
+        self._remote = None  # the actor class, wrapped by ray.remote
+        self._limit = 0  # batches in flight at most
+        self._queue: deque[tuple[dict, Future]] = deque()  # submitted, not yet sent
+        self._futures: dict[str, Future] = {}  # every job submitted and not yet answered
+        self._idle_since = time.monotonic()
+        self._actors: list = []  # ready to take batches
+        self._load: dict = {}  # actor -> batches it holds
+        self._starting: dict = {}  # info() ref of a replacement actor -> (actor, when asked)
+        self._pending: dict = {}  # batch ref -> (actor, [(job, future)], attempt)
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._end_in_thread = False  # close(wait=False): the dispatcher leaves Ray as it found it
+
+    # ------------------------------------------------------------ any thread
+    @property
+    def capacity(self) -> int:
+        """Jobs worth having submitted at once: ``batch`` times the batches in flight (starts the actors)."""
+        self.start()
+        return self.batch * self._limit
+
+    def start(self) -> None:
+        """Connect to Ray and start the actors now (else the first job does), in this thread.
+
+        Raises
+        ------
+        SandboxError
+            When an actor cannot start its sandbox, or not every actor is ready after ``start_timeout``.
+        ImportError
+            When Ray is not installed.
+        """
+        with self._cv:
+            if self._closed:
+                raise SandboxError("this pool is closed.")
+            if self._actors or self._starting:
+                return
+            if self._session is None:
+                session = contextlib.ExitStack()
+                self._ray = session.enter_context(ray_session(self.address, num_cpus=self.n_workers))
+                self._session = session
+            self._actors = self._start_actors(self._ray)
+            self._load = dict.fromkeys(self._actors, 0)
+            self._limit = self.max_in_flight or 2 * len(self._actors)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="passatk-ray-pool", daemon=True)
+                self._thread.start()
+
+    def submit(self, job: dict) -> Future[Verdict]:
+        """Queue ``job``; the future's result is its :class:`Verdict`.
+
+        Raises
+        ------
+        ValueError
+            When a job with the same ``key`` is waiting in this pool already.
+        SandboxError
+            When the pool is closed or its actors cannot start.
+        """
+        self.start()
+        future: Future[Verdict] = Future()
+        with self._cv:
+            if self._closed:
+                raise SandboxError("this pool is closed.")
+            key = job["key"]
+            if key in self._futures:
+                raise ValueError(
+                    f"a job with key {key!r} is waiting in this pool already; keys must be unique among waiting jobs."
+                )
+            self._futures[key] = future
+            self._queue.append((job, future))
+            self._cv.notify()
+        return future
 
     def run(self, jobs: Iterable[dict], on_verdict: Callable[[Verdict], None]) -> None:
-        """Evaluate ``jobs`` on the cluster, calling ``on_verdict(verdict)`` once per job.
+        """As :meth:`Pool.run`; Ray's notices (a worker died, a task is retried) go to stderr meanwhile.
+
+        Standard output belongs to the results (``--json``).
 
         Raises
         ------
@@ -238,25 +326,188 @@ class RayPool:
         ImportError
             When Ray is not installed.
         """
-        jobs = iter(jobs)
-        first = next(jobs, None)
-        if first is None:
+        with contextlib.redirect_stdout(sys.stderr):
+            super().run(jobs, on_verdict)
+
+    def close(self, *, wait: bool = True) -> None:
+        """Let every actor stop its worker, end the actors and what Ray this pool connected; waiting jobs get a SandboxError."""
+        with self._cv:
+            self._closed = True
+            thread = self._thread
+            self._end_in_thread = not wait and thread is not None
+            self._cv.notify()
+        if thread is not None and wait and thread is not threading.current_thread():
+            thread.join()
+        if not self._end_in_thread:
+            self._end_session()
+
+    # ------------------------------------------------------ dispatcher thread
+    def _serve(self) -> None:
+        """Batches out to the least loaded actor, verdicts back to their futures, until the pool is closed."""
+        ray = self._ray
+        try:
+            while True:
+                with self._cv:
+                    if self._closed:
+                        return
+                    self._send_locked()
+                    if not self._pending and not self._starting:
+                        self._cv.wait(self._idle_timeout_locked())
+                        self._stop_if_idle_locked()
+                        continue
+                    refs = [*self._pending, *self._starting]
+                ready, _ = ray.wait(refs, num_returns=1, timeout=0.05)
+                for ref in ready:
+                    if ref in self._starting:
+                        self._on_started(ref)
+                    else:
+                        self._on_batch(ref)
+                self._give_up_if_stranded()
+        except Exception as exc:  # a bug or Ray itself failing: every waiting job hears of it
+            self._fail_all(SandboxError(f"the Ray pool failed: {type(exc).__name__}: {exc}"))
+        finally:
+            self._fail_all(SandboxError("this pool was closed while the program was waiting to run."))
+            self._stop_actors()
+            if self._end_in_thread:
+                self._end_session()
+
+    def _send_locked(self) -> None:
+        """Send the jobs waiting, in batches, while batches may go: a full one, or a smaller one to an idle actor."""
+        while self._queue and self._actors and len(self._pending) < self._limit:
+            actor = min(self._actors, key=self._load.__getitem__)
+            if len(self._queue) < self.batch and self._load[actor]:
+                return  # a full batch when every actor is busy
+            chunk = [self._queue.popleft() for _ in range(min(self.batch, len(self._queue)))]
+            self._dispatch(actor, chunk, 0)
+
+    def _dispatch(self, actor, chunk: list[tuple[dict, Future]], attempt: int) -> None:
+        self._pending[actor.run.remote([job for job, _ in chunk])] = (actor, chunk, attempt)
+        self._load[actor] += 1
+        self.peak_in_flight = max(self.peak_in_flight, len(self._pending))
+
+    def _on_batch(self, ref) -> None:
+        """A batch came back: its verdicts to their futures; or its actor died and it goes to another."""
+        ray = self._ray
+        with self._cv:
+            actor, chunk, attempt = self._pending.pop(ref)
+            if actor in self._load:
+                self._load[actor] -= 1
+        try:
+            verdicts = ray.get(ref)
+        except ray.exceptions.RayActorError as exc:
+            self._lost(actor)
+            if attempt < self.max_retries:
+                with self._cv:
+                    self._queue.extendleft(reversed(chunk))  # ahead of the others (and batched anew)
+                return
+            error = SandboxError(
+                f"a Ray worker died {self.max_retries + 1} times while running one batch ({_cause(exc)}); "
+                "the verdicts received so far are in the journal, and a rerun resumes from there."
+            )
+            self._answer([(job["key"], None, error) for job, _ in chunk])
             return
-        # Ray prints its notices (a worker died, a task is retried) on standard output,
-        # which belongs to the results (``--json``): while the run lasts they go to stderr.
-        with contextlib.redirect_stdout(sys.stderr), ray_session(self.address, num_cpus=self.n_workers) as ray:
-            actors = self._start_actors(ray)
-            try:
-                self._drive(ray, actors, itertools.chain([first], jobs), on_verdict)
-            except BaseException:
-                _kill(ray, actors)  # without waiting for the batches they hold
-                raise
-            self._stop_actors(ray, actors)
+        except ray.exceptions.RayTaskError as exc:  # the sandbox failed on the actor (it has a fresh pool now)
+            error = SandboxError(str(exc.cause) if isinstance(exc.cause, SandboxError) else _cause(exc))
+            self._answer([(job["key"], None, error) for job, _ in chunk])
+            return
+        self._answer([(v.key, v, None) for v in verdicts])
+
+    def _lost(self, actor) -> None:
+        """Forget a dead actor and ask for one in its place (it joins when ready)."""
+        with self._cv:
+            if actor not in self._load:
+                return  # its other batches told already
+            del self._load[actor]
+            self._actors.remove(actor)
+            new = self._remote.remote(self.sandbox.mode, self.sandbox.binds, self.limits)
+            self._starting[new.info.remote()] = (new, time.monotonic())
+
+    def _on_started(self, ref) -> None:
+        """A replacement actor is ready (it takes batches from now on), or could not start."""
+        with self._cv:
+            actor, _ = self._starting.pop(ref)
+        try:
+            pid, _ = self._ray.get(ref)
+        except self._ray.exceptions.RayError as exc:
+            self._ray.kill(actor)
+            if not self._actors and not self._starting:
+                self._fail_all(SandboxError(f"every Ray worker is lost, and a new one could not start: {_cause(exc)}"))
+            return
+        with self._cv:
+            self.pids.append(pid)
+            self._actors.append(actor)
+            self._load[actor] = 0
+            if self._closed:
+                self._stop_actors()
+
+    def _give_up_if_stranded(self) -> None:
+        """With no actor left, and none started in its place within ``start_timeout``: every waiting job fails."""
+        with self._cv:
+            stranded = not self._actors and all(time.monotonic() - t > self.start_timeout for _, t in self._starting.values())
+            if stranded:
+                self._stop_actors()
+        if stranded:
+            self._fail_all(
+                SandboxError(
+                    f"every Ray worker was lost and none could start in its place within {self.start_timeout:g} s "
+                    "(a cluster without a free CPU?)."
+                )
+            )
+
+    def _answer(self, outcomes: list[tuple[str, Verdict | None, BaseException | None]]) -> None:
+        """Hand each job (by key) its verdict or its error (outside the lock: a future's callbacks may submit again)."""
+        with self._cv:
+            futures = [self._futures.pop(key, None) for key, _, _ in outcomes]
+            if not self._futures:
+                self._idle_since = time.monotonic()
+        for future, (_, verdict, error) in zip(futures, outcomes):
+            if future is not None and future.set_running_or_notify_cancel():
+                if error is None:
+                    future.set_result(verdict)
+                else:
+                    future.set_exception(error)
+
+    def _fail_all(self, error: SandboxError) -> None:
+        """Every job waiting gets ``error``; nothing is queued or in flight any more."""
+        with self._cv:
+            keys = list(self._futures)
+            self._queue.clear()
+            self._pending.clear()
+            for actor in self._load:
+                self._load[actor] = 0
+        self._answer([(key, None, error) for key in keys])
+
+    def _idle_timeout_locked(self) -> float | None:
+        """How long the dispatcher may sleep: until the pool has been idle ``idle_after`` seconds."""
+        if self.idle_after is None or not self._actors or self._futures:
+            return None
+        return max(0.01, self._idle_since + self.idle_after - time.monotonic())
+
+    def _stop_if_idle_locked(self) -> None:
+        if self.idle_after is None or not self._actors or self._futures or self._queue:
+            return
+        if time.monotonic() - self._idle_since >= self.idle_after:
+            self._stop_actors()
+
+    def _stop_actors(self) -> None:
+        """Let every actor stop its worker (and remove its cgroup), then end the actors; the next job starts new ones."""
+        ray = self._ray
+        actors = [*self._actors, *(a for a, _ in self._starting.values())]
+        self._actors, self._load, self._starting = [], {}, {}
+        if actors:
+            ray.wait([a.close.remote() for a in actors], num_returns=len(actors), timeout=10)
+            _kill(ray, actors)
+
+    def _end_session(self) -> None:
+        """Leave Ray as this pool found it (shut down if the pool started it)."""
+        if self._session is not None:
+            self._session.close()
+            self._session = None
 
     def _start_actors(self, ray) -> list:
         count = self.n_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        remote = ray.remote(num_cpus=1, max_restarts=self.max_retries, max_task_retries=self.max_retries)(_SandboxActor)
-        actors = [remote.remote(self.sandbox.mode, self.sandbox.binds, self.limits) for _ in range(count)]
+        self._remote = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_SandboxActor)
+        actors = [self._remote.remote(self.sandbox.mode, self.sandbox.binds, self.limits) for _ in range(count)]
         try:
             infos = ray.get([a.info.remote() for a in actors], timeout=self.start_timeout)
         except ray.exceptions.GetTimeoutError:
@@ -269,60 +520,15 @@ class RayPool:
         except ray.exceptions.RayError as exc:
             _kill(ray, actors)
             raise SandboxError(f"a Ray worker could not start its sandbox: {_cause(exc)}") from None
-        self.pids = [pid for pid, _ in infos]
+        self.pids += [pid for pid, _ in infos]
         weaker = sorted({gap for _, plan in infos for gap in plan.not_isolated} - set(self.sandbox.not_isolated))
         if weaker:
             warnings.warn(
                 "on some Ray nodes samples are less isolated than on this one; NOT isolated there: " + "; ".join(weaker) + ".",
                 SandboxWarning,
-                stacklevel=3,
+                stacklevel=5,
             )
         return actors
-
-    def _stop_actors(self, ray, actors: list) -> None:
-        """Let every actor stop its worker (and remove its cgroup), then end the actors."""
-        ray.wait([a.close.remote() for a in actors], num_returns=len(actors), timeout=10)
-        _kill(ray, actors)
-
-    def _drive(self, ray, actors: list, jobs: Iterable[dict], on_verdict: Callable[[Verdict], None]) -> None:
-        """Submit batches to the least loaded actor, never more than ``max_in_flight`` at once."""
-        limit = self.max_in_flight or 2 * len(actors)
-        batches = _batches(jobs, self.batch)
-        pending: dict = {}  # ObjectRef -> actor index
-        load = [0] * len(actors)
-        more = True
-        self.peak_in_flight = 0
-        while True:
-            while more and len(pending) < limit:
-                chunk = next(batches, None)
-                if chunk is None:
-                    more = False
-                    break
-                i = load.index(min(load))
-                pending[actors[i].run.remote(chunk)] = i
-                load[i] += 1
-            self.peak_in_flight = max(self.peak_in_flight, len(pending))
-            if not pending:
-                return
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            for ref in ready:
-                load[pending.pop(ref)] -= 1
-                for verdict in self._collect(ray, ref):
-                    on_verdict(verdict)
-
-    def _collect(self, ray, ref) -> list[Verdict]:
-        try:
-            return ray.get(ref)
-        except ray.exceptions.RayActorError as exc:
-            raise SandboxError(
-                f"a Ray worker died {self.max_retries + 1} times while running one batch ({_cause(exc)}); "
-                "the verdicts received so far are in the journal, and a rerun resumes from there."
-            ) from None
-        except ray.exceptions.RayTaskError as exc:
-            cause = exc.cause
-            if isinstance(cause, SandboxError):
-                raise SandboxError(str(cause)) from None
-            raise
 
 
 def _kill(ray, actors: list) -> None:

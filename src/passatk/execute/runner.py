@@ -24,7 +24,7 @@ from passatk.execute._worker.verdict import Verdict
 from passatk.execute.environments import Environment, resolve_environment, write_environment
 from passatk.execute.jobs import job_key, job_of
 from passatk.execute.journal import Journal
-from passatk.execute.pool import LocalPool
+from passatk.execute.pool import LocalPool, Pool
 from passatk.execute.ray_backend import RayPool
 from passatk.execute.sandbox import Limits, Sandbox, plan_sandbox
 from passatk.execute.tasks import Problem, iter_samples, load_problems
@@ -281,9 +281,7 @@ class _Jobs:
                 yield {**self.make_job(s.task, s.text), "key": key}
 
 
-def run_programs(
-    make_pool: Callable[[], LocalPool | RayPool], stream: Stream, plan: Plan, make_job: JobMaker, tally: Tally
-) -> int:
+def run_programs(make_pool: Callable[[], Pool], stream: Stream, plan: Plan, make_job: JobMaker, tally: Tally) -> int:
     """Step 4, run: every program the journal lacks, on the pool ``make_pool()`` gives; how many ran.
 
     The pool calls ``tally`` with each verdict as it comes; the journal is

@@ -4,7 +4,10 @@
 trainer scores a batch of rollouts every step, from a training loop, a thread
 pool or an event loop, for days: the :class:`Verifier` keeps the same warm,
 sandboxed workers (:class:`~passatk.execute.pool.LocalPool`, the same jobs and
-verdicts as ``evaluate``) alive across calls, fed by one dispatcher thread.
+verdicts as ``evaluate``) alive across calls; it is a client of its pools like
+any other (``submit`` and ``close``), and with ``backend="ray"`` the same code
+runs the rewards on Ray actors across a cluster
+(:class:`~passatk.execute.ray_backend.RayPool`).
 
 Tasks are plain dicts (or :class:`~passatk.execute.jobs.Task`), turned into
 worker jobs by :func:`passatk.execute.jobs.job_of` as at every other door (a
@@ -40,14 +43,14 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
+import functools
 import math
 import os
-import selectors
 import threading
 import time
 import weakref
-from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
 
@@ -55,246 +58,24 @@ from passatk.execute import languages
 from passatk.execute._worker.verdict import Verdict
 from passatk.execute.environments import Environment, resolve_environment
 from passatk.execute.jobs import Task, _is_seconds, clamp_limits, job_key, job_of
-from passatk.execute.pool import FifoScheduler, LocalPool
-from passatk.execute.sandbox import Limits, Sandbox, SandboxError, WorkerLost, plan_sandbox
+from passatk.execute.pool import LocalPool, Pool
+from passatk.execute.sandbox import Limits, Sandbox, SandboxError, plan_sandbox
 
 __all__ = ["Verifier", "shared_verifier"]
 
 
 # --------------------------------------------------------------------------- #
-# one pool, fed from any thread
+# one future per caller
 # --------------------------------------------------------------------------- #
-class _ServingPool(LocalPool):
-    """A LocalPool that never ends: jobs arrive while others run, and workers that die are replaced.
-
-    ``LocalPool.run`` takes a fixed list of jobs and gives up after 4n+16 worker
-    starts in one run; a pool that serves for days counts deaths over the last
-    minute instead.
-    """
-
-    WINDOW = 60.0
-
-    def __init__(self, sandbox, limits, workers):
-        # one job at a time per worker: a job queued behind a program that loops would wait out its limit
-        super().__init__(sandbox, limits, workers, batch=1, keep_warm=True)
-        self._deaths: deque[float] = deque()
-
-    def ensure_workers(self) -> None:
-        while len(self._workers) < self.n_workers:
-            self._start_worker()
-
-    def on_verdict(self, worker, data):
-        self._attempts.pop(data.key, None)
-        super().on_verdict(worker, data)
-
-    def _too_many_deaths(self) -> bool:
-        """Give up past 4n+16 worker deaths within the last minute (called once per death)."""
-        now = time.monotonic()
-        self._deaths.append(now)
-        while now - self._deaths[0] > self.WINDOW:
-            self._deaths.popleft()
-        return len(self._deaths) > 4 * self.n_workers + 16
-
-    def reset(self) -> None:
-        """Stop every worker and forget every job (after a failure of the sandbox itself)."""
-        self.close()
-        self.scheduler = FifoScheduler()
-        self._attempts.clear()
-        self._deaths.clear()
-
-
-class _Lane:
-    """One pool of warm workers under one set of limits, and the thread that feeds it.
-
-    With ``idle_after``, a lane that has had nothing to do for that many
-    seconds asks ``on_idle(lane)`` whether to end; True ends it (its thread
-    stops the workers and goes).
-    """
-
-    def __init__(
-        self,
-        sandbox: Sandbox,
-        limits: Limits,
-        workers: int | None,
-        *,
-        key=None,
-        idle_after: float | None = None,
-        on_idle=None,
-    ):
-        self.limits, self.key, self.idle_after, self._on_idle = limits, key, idle_after, on_idle
-        self.pool = _ServingPool(sandbox, limits, workers)
-        self.pool._emit = self._on_verdict
-        self._lock = threading.Lock()
-        self._queue: list[dict] = []
-        self._waiters: dict[str, list[Future]] = {}
-        self._closing = False
-        self._idle_since: float | None = time.monotonic()
-        self.last_used = time.monotonic()
-        self._wake_r, self._wake_w = os.pipe()
-        self._fds_open = True
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
-        self._thread = threading.Thread(target=self._serve, name="passatk-verifier", daemon=True)
-        self._thread.start()
-
-    # ------------------------------------------------------------ any thread
-    def submit(self, jobs: Sequence[dict]) -> list[Future]:
-        """A future per job (identical jobs, by key, run once and share their verdict)."""
-        futures, new = [], []
-        with self._lock:
-            if self._closing:
-                raise SandboxError("this Verifier is closed.")
-            for job in jobs:
-                fut: Future = Future()
-                waiting = self._waiters.get(job["key"])
-                if waiting is None:
-                    self._waiters[job["key"]] = [fut]
-                    new.append(job)
-                else:
-                    waiting.append(fut)
-                futures.append(fut)
-            self._queue.extend(new)
-            if futures:
-                self._idle_since, self.last_used = None, time.monotonic()
-        self._wake()
-        return futures
-
-    def _wake(self) -> None:
-        with self._lock:
-            if not self._fds_open:
-                return
-            try:
-                os.write(self._wake_w, b".")
-            except (BlockingIOError, OSError):
-                pass  # a wake-up is pending already
-
-    def idle_for(self) -> float | None:
-        """Seconds since the lane last had a job waiting or running; None while it has one."""
-        with self._lock:
-            return None if self._idle_since is None else time.monotonic() - self._idle_since
-
-    def retire(self) -> None:
-        """End the lane from any thread, without waiting: its own thread stops the workers (the Verifier's lock held)."""
-        with self._lock:
-            self._closing = True
-        self._wake()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closing = True
-        self._wake()
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout=30)
-
-    def _close_fds(self) -> None:
-        with self._lock:
-            if not self._fds_open:
-                return
-            self._fds_open = False
-        for fd in (self._wake_r, self._wake_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-    def _select_timeout(self) -> float | None:
-        """How long the dispatcher may wait for events: until the lane has been idle ``idle_after`` seconds."""
-        if self._on_idle is None:
-            return None
-        with self._lock:
-            if self._idle_since is None:
-                return None
-            return max(0.01, self._idle_since + self.idle_after - time.monotonic())
-
-    def abandon(self) -> None:
-        """In a forked child: let go of the parent's workers without stopping them."""
-        for worker in list(self.pool._workers.values()):
-            for stream in (worker.proc.stdin, worker.proc.stdout):
-                try:
-                    stream.close()
-                except OSError:
-                    pass
-            worker.proc.returncode = worker.zygote.returncode = 0  # not ours to wait for
-        self.pool._workers.clear()
-        self._fds_open = False  # (not under the lock: another thread of the parent may have held it at the fork)
-        for fd in (self._wake_r, self._wake_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-    # ------------------------------------------------------ dispatcher thread
-    def _on_verdict(self, verdict: Verdict) -> None:
-        with self._lock:
-            waiting = self._waiters.pop(verdict.key, [])
-            if not self._waiters:
-                self._idle_since = time.monotonic()
-        for fut in waiting:
-            if fut.set_running_or_notify_cancel():
-                fut.set_result(verdict)
-
-    def _fail_all(self, exc: BaseException) -> None:
-        with self._lock:
-            waiting = [f for fs in self._waiters.values() for f in fs]
-            self._waiters.clear()
-            self._queue.clear()
-            self._idle_since = time.monotonic()
-        for fut in waiting:
-            if fut.set_running_or_notify_cancel():
-                fut.set_exception(exc)
-
-    def _take_queue(self) -> tuple[list[dict], bool]:
-        with self._lock:
-            jobs, self._queue = self._queue, []
-            return jobs, self._closing
-
-    def _serve(self) -> None:
-        pool = self.pool
-        sel: selectors.BaseSelector = pool._sel
-        sel.register(self._wake_r, selectors.EVENT_READ, None)
-        try:
-            while True:
-                try:
-                    ready = sel.select(self._select_timeout())
-                    if not ready and self._on_idle is not None and self._on_idle(self):
-                        return  # idle long enough: the Verifier let this lane go
-                    for key, _ in ready:
-                        if key.data is None:
-                            try:
-                                while os.read(self._wake_r, 4096):
-                                    pass
-                            except BlockingIOError:
-                                pass
-                            jobs, closing = self._take_queue()
-                            if closing:
-                                return
-                            if jobs:
-                                pool.scheduler.add(jobs)
-                                pool.ensure_workers()
-                                for worker in list(pool._workers.values()):
-                                    pool._top_up(worker)
-                            continue
-                        worker = key.data
-                        if worker.index not in pool._workers:
-                            continue  # dropped while this round of events was being handled
-                        try:
-                            events = worker.read_events()
-                        except WorkerLost:
-                            pool.on_lost(worker)
-                            continue
-                        for name, data in events:
-                            getattr(pool, f"on_{name}")(worker, data)
-                except Exception as exc:  # the sandbox failed (or a bug): every caller hears of it, the lane goes on
-                    pool.reset()
-                    self._fail_all(exc if isinstance(exc, SandboxError) else SandboxError(f"{type(exc).__name__}: {exc}"))
-        finally:
-            try:
-                sel.unregister(self._wake_r)
-            except (KeyError, ValueError):
-                pass
-            pool.close()
-            self._fail_all(SandboxError("this Verifier was closed while the program was waiting to run."))
-            self._close_fds()
+def _pass_on(mine: Future, shared: Future) -> None:
+    """Give ``mine`` the outcome of ``shared`` (the run of identical waiting jobs), unless its caller cancelled it."""
+    if not mine.set_running_or_notify_cancel():
+        return
+    exc = shared.exception()
+    if exc is not None:
+        mine.set_exception(exc)
+    else:
+        mine.set_result(shared.result())
 
 
 # --------------------------------------------------------------------------- #
@@ -361,6 +142,16 @@ class Verifier:
     pool_idle : float, default 30.0
         Seconds after which a pool for another memory limit than the
         Verifier's, with nothing to do, stops its workers.
+    backend : {"local", "ray"}, default "local"
+        Where the workers run: here (:class:`~passatk.execute.pool.LocalPool`),
+        or as Ray actors across a cluster
+        (:class:`~passatk.execute.ray_backend.RayPool`, ``pip install
+        'passatk[ray]'``; ``workers`` then counts actors, default the cluster's
+        CPUs).  The same tasks, verdicts and limits either way; an actor lost
+        with its node has its jobs run again on another.
+    address : str, optional
+        With ``backend="ray"``, the cluster to use (as for ``ray.init``);
+        default: Ray as already initialised in this process, else a local cluster.
 
     Examples
     --------
@@ -385,6 +176,8 @@ class Verifier:
         max_timeout: float | None = None,
         max_pools: int = 4,
         pool_idle: float = 30.0,
+        backend: str = "local",
+        address: str | None = None,
     ):
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
             raise ValueError(f"`workers` must be an integer >= 1; got workers={workers!r}.")
@@ -401,6 +194,9 @@ class Verifier:
             raise ValueError(f"`max_pools` must be an integer >= 1; got max_pools={max_pools!r}.")
         if not _is_seconds(pool_idle) or not pool_idle > 0:
             raise ValueError(f"`pool_idle` must be a positive number of seconds; got pool_idle={pool_idle!r}.")
+        if backend not in ("local", "ray"):
+            raise ValueError(f"`backend` must be 'local' or 'ray'; got backend={backend!r}.")
+        self.backend, self.address = backend, address
         self.max_timeout, self.max_pools, self.pool_idle = float(max_timeout), max_pools, float(pool_idle)
         self.workers, self.timeout, self.memory_mb, self.wall_factor = workers, float(timeout), memory_mb, float(wall_factor)
         self.sandbox, self.binds, self.site_packages, self.pass_fractions = (
@@ -410,17 +206,21 @@ class Verifier:
             bool(pass_fractions),
         )
         self.environment = resolve_environment(python, site_packages=site_packages)
-        self._lanes: dict[int | None, _Lane] = {}
+        self._pools: dict[int | None, Pool] = {}  # memory limit (None: none) -> its pool
+        self._waiting: dict[tuple[int | None, str], Future] = {}  # (memory limit, job key) -> the pool's future
+        self._busy: dict[int | None, int] = {}  # memory limit -> how many jobs its pool runs for this Verifier
+        self._idle_since: dict[int | None, float] = {}  # memory limit -> since when its pool has had nothing to run
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._plan: Sandbox | None = sandbox if isinstance(sandbox, Sandbox) else None
+        self._ray: contextlib.ExitStack | None = None  # Ray, connected for the Verifier's life (backend="ray")
         self._closed = False
         _LIVE.add(self)
 
     def __repr__(self) -> str:
         return (
             f"Verifier(workers={self.workers}, timeout={self.timeout}, memory_mb={self.memory_mb}, "
-            f"sandbox={self.sandbox!r}, pass_fractions={self.pass_fractions}, lanes={len(self._lanes)}, closed={self._closed})"
+            f"sandbox={self.sandbox!r}, pass_fractions={self.pass_fractions}, pools={len(self._pools)}, closed={self._closed})"
         )
 
     # ---------------------------------------------------------------- plumbing
@@ -436,52 +236,58 @@ class Verifier:
             self._plan = plan_sandbox(self.sandbox, binds, python=self.environment)
         return self._plan
 
-    def _lane_locked(self, memory_mb):
-        """The lane for tasks asking ``memory_mb`` (None: the Verifier's own), and the limit it runs them under."""
+    def _pool_locked(self, memory_mb) -> int | None:
+        """The memory limit of the pool for tasks asking ``memory_mb`` (None: the Verifier's own), its pool made if need be."""
         if self._closed:
             raise SandboxError("this Verifier is closed.")
-        if self._pid != os.getpid():  # a forked child: the parent's workers and thread are not ours
-            for lane in self._lanes.values():
-                lane.abandon()
-            self._lanes, self._pid = {}, os.getpid()
+        if self._pid != os.getpid():  # a forked child: the parent's jobs are not waited for here (each pool starts afresh)
+            self._waiting, self._busy, self._pid = {}, {}, os.getpid()
+            self._idle_since = dict.fromkeys(self._pools, time.monotonic())
         own = self.memory_mb
         key = own if memory_mb is None else memory_mb
-        lane = self._lanes.get(key)
-        if lane is None and key != own and sum(k != own for k in self._lanes) >= self.max_pools - 1:
-            idle = [(ln.last_used, k) for k, ln in self._lanes.items() if k != own and ln.idle_for() is not None]
+        if key not in self._pools and key != own and sum(k != own for k in self._pools) >= self.max_pools - 1:
+            idle = [(since, k) for k, since in self._idle_since.items() if k != own]
             if idle:  # its place goes to this limit
-                self._lanes.pop(min(idle)[1]).retire()
+                gone = min(idle)[1]
+                del self._idle_since[gone]
+                self._pools.pop(gone).close(wait=False)  # (it has stopped its workers already, or soon will)
             else:  # every pool busy: the one with the next larger limit (or the Verifier's own, never smaller)
-                larger = [k for k in self._lanes if k is None or k >= key]
+                larger = [k for k in self._pools if k is None or k >= key]
                 key = min(larger, key=lambda k: math.inf if k is None else k) if larger else own
-                lane = self._lanes.get(key)
-        if lane is None:
+        if key not in self._pools:
             limits = Limits(timeout=self.timeout, memory_mb=key, wall_factor=self.wall_factor)
-            other = key != own
-            lane = self._lanes[key] = _Lane(
-                self._plan_locked(), limits, self.workers, key=key,
-                idle_after=self.pool_idle if other else None, on_idle=self._retire_idle if other else None,
-            )  # fmt: skip
-        return lane, key
+            self._pools[key] = self._new_pool(limits, idle_after=None if key == own else self.pool_idle)
+            self._idle_since[key] = time.monotonic()
+        return key
 
-    def _retire_idle(self, lane: _Lane) -> bool:
-        """From a lane's own thread: let it go if it is still this limit's lane and idle long enough."""
+    def _new_pool(self, limits: Limits, *, idle_after: float | None) -> Pool:
+        """A pool of the Verifier's backend, kept warm; one job per worker at a time (none waits behind a loop)."""
+        if self.backend == "ray":
+            from passatk.execute.ray_backend import RayPool, ray_session
+
+            if self._ray is None:  # connected once for every pool: a pool let go leaves Ray to the others
+                self._ray = contextlib.ExitStack()
+                self._ray.enter_context(ray_session(self.address))
+            return RayPool(
+                self._plan_locked(), limits, self.workers, address=self.address, batch=1, keep_warm=True, idle_after=idle_after
+            )
+        return LocalPool(self._plan_locked(), limits, self.workers, batch=1, keep_warm=True, idle_after=idle_after)
+
+    def _answered(self, key: int | None, job_key: str, _future: Future) -> None:
+        """A pool answered a job: it waits no more (and its pool may be idle now)."""
         with self._lock:
-            if self._lanes.get(lane.key) is not lane:
-                return False  # let go already (its wake-up is on its way)
-            idle = lane.idle_for()
-            if idle is None or idle < lane.idle_after:
-                return False
-            del self._lanes[lane.key]
-            lane.retire()
-            return True
+            if self._waiting.pop((key, job_key), None) is None:
+                return  # a job of the parent process, answered in a forked child
+            self._busy[key] -= 1
+            if not self._busy[key] and key in self._pools:
+                self._idle_since[key] = time.monotonic()
 
     def _submit(self, tasks) -> list[tuple[Future, dict | None]]:
-        """A future and the limits clamped (or None) per task."""
+        """A future and the limits clamped (or None) per task (identical waiting jobs share one run)."""
         if isinstance(tasks, (Mapping, Task, str)):
             raise TypeError("`tasks` must be a sequence of tasks; for one task use [task] or averify(task).")
         tasks = list(tasks)
-        by_lane: dict[int | None, list[tuple[int, dict, dict | None]]] = {}
+        by_pool: dict[int | None, list[tuple[int, dict, dict | None]]] = {}
         for i, task in enumerate(tasks):
             task, clamped = clamp_limits(task, i, max_timeout=self.max_timeout, max_memory_mb=self.memory_mb)
             job = job_of(
@@ -489,16 +295,31 @@ class Verifier:
                 max_timeout=self.max_timeout, max_memory_mb=self.memory_mb,
             )  # fmt: skip
             memory = task.get("memory_mb")
-            by_lane.setdefault(None if memory == self.memory_mb else memory, []).append((i, job, clamped))
+            by_pool.setdefault(None if memory == self.memory_mb else memory, []).append((i, job, clamped))
         out: list = [None] * len(tasks)
-        with self._lock:  # found and fed under one lock: a lane let go for idleness takes no more jobs
-            for memory, items in by_lane.items():
-                lane, used = self._lane_locked(memory)
-                jobs = [{**job, "key": job_key(job, lane.limits)} for _, job, _ in items]
-                for (i, _, clamped), fut in zip(items, lane.submit(jobs)):
+        runs: list[tuple[Future, Future, Callable | None]] = []  # (caller's future, the run's future, its answer hook)
+        with self._lock:  # found and fed under one lock: a pool let go takes no more jobs
+            for memory, items in by_pool.items():
+                used = self._pool_locked(memory)
+                pool = self._pools[used]
+                for i, job, clamped in items:
+                    job = {**job, "key": job_key(job, pool.limits)}
+                    shared = self._waiting.get((used, job["key"]))
+                    hook = None
+                    if shared is None:
+                        shared = self._waiting[(used, job["key"])] = pool.submit(job)
+                        self._busy[used] = self._busy.get(used, 0) + 1
+                        self._idle_since.pop(used, None)
+                        hook = functools.partial(self._answered, used, job["key"])
                     if memory is not None and used != memory:
                         clamped = {**(clamped or {}), "memory_mb": {"asked": memory, "used": used}}
-                    out[i] = (fut, clamped)
+                    mine: Future = Future()
+                    runs.append((mine, shared, hook))
+                    out[i] = (mine, clamped)
+        for mine, shared, hook in runs:  # (outside the lock: a future already answered calls back at once)
+            if hook is not None:
+                shared.add_done_callback(hook)
+            shared.add_done_callback(functools.partial(_pass_on, mine))
         return out
 
     @staticmethod
@@ -561,13 +382,12 @@ class Verifier:
             if self._closed:
                 return
             self._closed = True
-            lanes, self._lanes = list(self._lanes.values()), {}
-            forked = self._pid != os.getpid()
-        for lane in lanes:
-            if forked:
-                lane.abandon()
-            else:
-                lane.close()
+            pools, self._pools = list(self._pools.values()), {}
+            session, self._ray = self._ray, None
+        for pool in pools:
+            pool.close()
+        if session is not None:
+            session.close()
 
     @property
     def closed(self) -> bool:
