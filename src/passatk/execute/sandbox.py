@@ -26,6 +26,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -492,6 +493,7 @@ class SandboxedWorker:
             theirs.close()
         os.set_blocking(self.proc.stdout.fileno(), False)
         self._buffer = b""
+        self._send_lock = threading.Lock()  # a message over the pipe buffer is written in parts: one sender at a time
         nproc = limits.pids + 2 if sandbox.pids_guard == "rlimit" else 0
         config = limits.worker_config(pidns=sandbox.mode == "bwrap", nproc=nproc)
         cpus = [] if cpu is None else [cpu]
@@ -521,7 +523,10 @@ class SandboxedWorker:
 
     def send(self, name: str, data: dict) -> None:
         try:
-            self.proc.stdin.write((_json.dumps([name, data]) + "\n").encode())
+            message = memoryview((_json.dumps([name, data]) + "\n").encode())
+            with self._send_lock:
+                while message:
+                    message = message[self.proc.stdin.write(message) :]
         except (BrokenPipeError, ValueError):
             raise WorkerLost(f"worker {self.index} is gone: {self.stderr_tail()}") from None
 
